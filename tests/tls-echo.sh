@@ -87,7 +87,8 @@ cleanup() {
 	fi
 	# run-test reads the peers' logs (the AF_ALG module's statistics)
 	if [ -n "${AFALG_TEST_LOG:-}" ]; then
-		cat "$tmp/serv.err" "$tmp/cli.err" >>"$AFALG_TEST_LOG" 2>/dev/null
+		grep -h 'afalg: ' "$tmp/serv.err" "$tmp/cli.err" \
+			>>"$AFALG_TEST_LOG" 2>/dev/null
 	fi
 	rm -rf "$tmp"
 }

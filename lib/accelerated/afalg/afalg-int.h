@@ -32,7 +32,7 @@
 
 /* Largest key, IV, tag and output of any algorithm in the table. */
 #define AFALG_MAX_KEY_SIZE 64
-#define AFALG_MAX_IV_SIZE 16
+#define AFALG_MAX_IV_SIZE 16 /* also the kernel's CCM counter block */
 #define AFALG_MAX_OUTPUT_SIZE 64
 
 /* A single AF_ALG AEAD request (AAD + text + tag) must fit in the socket
@@ -51,7 +51,13 @@ enum afalg_family {
 	AFALG_DIGEST,
 };
 
+/* Row flags */
+#define AFALG_CHAIN_IV 1 /* CBC: each call continues from the last block */
+#define AFALG_CCM_NONCE \
+	2 /* CCM: 7 to 13 byte nonces, formatted for the kernel */
+
 struct kcapi_handle;
+struct afalg_md;
 
 /* The software implementation an algorithm falls back to: what GnuTLS had
  * registered before the module (e.g. the x86 code), or its Nettle code. */
@@ -66,10 +72,11 @@ struct afalg_alg {
 	enum afalg_family family;
 	int id; /* gnutls_{cipher,mac,digest}_algorithm_t */
 	const char *kname; /* kernel crypto API name */
-	unsigned key_size; /* 0: any (MAC keys) */
-	unsigned iv_size;
+	unsigned key_size; /* 0: any (HMAC keys) */
+	unsigned iv_size; /* IV, or AEAD nonce (CCM: the TLS one) */
 	unsigned tag_size; /* AEAD tag or MAC/digest output */
 	unsigned block_size;
+	unsigned flags;
 
 	/* set by _gnutls_afalg_init() */
 	bool kernel; /* registered, kernel offers it */
@@ -83,27 +90,38 @@ extern const unsigned _afalg_algs_size;
 
 struct afalg_alg *_afalg_find(enum afalg_family family, int id);
 const char *_afalg_name(const struct afalg_alg *alg);
+bool _afalg_nonce_ok(const struct afalg_alg *alg, size_t nonce_size);
 void _afalg_count(struct afalg_alg *alg, bool kernel);
 
-/* kernel.c: every call into the kernel crypto API goes through these. */
+/* kernel.c: every call into the kernel crypto API goes through these.
+ * Ciphers and AEAD go through libkcapi; MACs and digests use the socket
+ * API directly, because libkcapi can neither copy a hash state (accept()
+ * on the operation socket) nor open close-on-exec sockets. */
 bool _afalg_kernel_present(void);
+bool _afalg_kernel_offers(const struct afalg_alg *alg);
+void _afalg_kernel_driver(const char *kname, char *driver, size_t size);
+void _afalg_kernel_deinit(void);
+
 int _afalg_kernel_open(const struct afalg_alg *alg, struct kcapi_handle **h);
 void _afalg_kernel_close(const struct afalg_alg *alg, struct kcapi_handle *h);
 int _afalg_kernel_setkey(const struct afalg_alg *alg, struct kcapi_handle *h,
 			 const void *key, size_t key_size);
-int _afalg_kernel_cipher(struct kcapi_handle *h, int enc, uint8_t *iv,
-			 size_t iv_size, const uint8_t *in, uint8_t *out,
+int _afalg_kernel_cipher(const struct afalg_alg *alg, struct kcapi_handle *h,
+			 int enc, uint8_t *iv, const uint8_t *in, uint8_t *out,
 			 size_t size, size_t *done);
-int _afalg_kernel_aead(struct kcapi_handle *h, int enc, const void *iv,
+int _afalg_kernel_aead(const struct afalg_alg *alg, struct kcapi_handle *h,
+		       int enc, const void *nonce, size_t nonce_size,
 		       const void *auth, size_t auth_size, const void *in,
 		       size_t in_size, void *out, size_t tag_size);
-int _afalg_kernel_hash(struct kcapi_handle *h, const void *data, size_t size);
-int _afalg_kernel_output(const struct afalg_alg *alg, struct kcapi_handle *h,
-			 void *out, size_t size);
-struct kcapi_handle *_afalg_kernel_oneshot(const struct afalg_alg *alg);
-void _afalg_kernel_oneshot_drop(const struct afalg_alg *alg);
-void _afalg_kernel_deinit(void);
-void _afalg_kernel_driver(const char *kname, char *driver, size_t size);
+
+int _afalg_md_open(const struct afalg_alg *alg, struct afalg_md **md);
+void _afalg_md_close(struct afalg_md *md);
+int _afalg_md_setkey(struct afalg_md *md, const void *key, size_t key_size);
+int _afalg_md_update(struct afalg_md *md, const void *data, size_t size);
+int _afalg_md_output(struct afalg_md *md, void *out, size_t size);
+int _afalg_md_copy(const struct afalg_md *md, struct afalg_md **copy);
+struct afalg_md *_afalg_md_oneshot(const struct afalg_alg *alg);
+void _afalg_md_oneshot_drop(const struct afalg_alg *alg);
 
 /* cipher.c, mac.c: the callbacks registered with GnuTLS. */
 extern const gnutls_crypto_cipher_st _afalg_cipher_ops;

@@ -39,16 +39,6 @@ static const char *const family_names[] = {
 	[AFALG_DIGEST] = "digest",
 };
 
-static bool kernel_offers(const struct afalg_alg *alg)
-{
-	struct kcapi_handle *h;
-
-	if (_afalg_kernel_open(alg, &h) < 0)
-		return false;
-	_afalg_kernel_close(alg, h);
-	return true;
-}
-
 /* Takes what GnuTLS has for the algorithm as the software path, then
  * registers the module in front of it. */
 static int register_alg(struct afalg_alg *alg)
@@ -100,7 +90,7 @@ int _gnutls_afalg_init(void)
 	for (i = 0; i < _afalg_algs_size; i++) {
 		struct afalg_alg *alg = &_afalg_algs[i];
 
-		if (!kernel_offers(alg)) {
+		if (!_afalg_kernel_offers(alg)) {
 			_gnutls_debug_log("afalg: kernel has no %s\n",
 					  alg->kname);
 			continue;
@@ -130,14 +120,19 @@ void _gnutls_afalg_deinit(void)
 	_afalg_kernel_deinit();
 	for (i = 0; i < _afalg_algs_size; i++) {
 		struct afalg_alg *alg = &_afalg_algs[i];
+		unsigned long kernel_ops, soft_ops;
 
 		if (!alg->kernel)
 			continue;
+		alg->kernel = false;
+		kernel_ops =
+			__atomic_load_n(&alg->kernel_ops, __ATOMIC_RELAXED);
+		soft_ops = __atomic_load_n(&alg->soft_ops, __ATOMIC_RELAXED);
+		if (kernel_ops + soft_ops == 0)
+			continue;
 		_gnutls_debug_log(
 			"afalg: stats %s %s: %lu kernel, %lu software\n",
-			family_names[alg->family], _afalg_name(alg),
-			__atomic_load_n(&alg->kernel_ops, __ATOMIC_RELAXED),
-			__atomic_load_n(&alg->soft_ops, __ATOMIC_RELAXED));
-		alg->kernel = false;
+			family_names[alg->family], _afalg_name(alg), kernel_ops,
+			soft_ops);
 	}
 }

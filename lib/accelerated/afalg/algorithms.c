@@ -25,24 +25,24 @@
 #include "config.h"
 #include "afalg-int.h"
 
-#define CIPHER(_id, _kname, _key, _iv, _block)                     \
+#define CIPHER(_id, _kname, _key, _iv, _block, _flags)             \
 	{                                                          \
 		.family = AFALG_CIPHER, .id = GNUTLS_CIPHER_##_id, \
 		.kname = _kname, .key_size = _key, .iv_size = _iv, \
-		.block_size = _block                               \
+		.block_size = _block, .flags = _flags              \
 	}
 
-#define AEAD(_id, _kname, _key, _iv, _tag)                         \
-	{                                                          \
-		.family = AFALG_AEAD, .id = GNUTLS_CIPHER_##_id,   \
-		.kname = _kname, .key_size = _key, .iv_size = _iv, \
-		.tag_size = _tag, .block_size = 1                  \
+#define AEAD(_id, _kname, _key, _nonce, _tag, _flags)                 \
+	{                                                             \
+		.family = AFALG_AEAD, .id = GNUTLS_CIPHER_##_id,      \
+		.kname = _kname, .key_size = _key, .iv_size = _nonce, \
+		.tag_size = _tag, .block_size = 1, .flags = _flags    \
 	}
 
-#define MAC(_id, _kname, _out, _block)                                        \
+#define MAC(_id, _kname, _key, _out, _block)                                  \
 	{                                                                     \
 		.family = AFALG_MAC, .id = GNUTLS_MAC_##_id, .kname = _kname, \
-		.tag_size = _out, .block_size = _block                        \
+		.key_size = _key, .tag_size = _out, .block_size = _block      \
 	}
 
 #define DIGEST(_id, _kname, _out, _block)                               \
@@ -52,10 +52,37 @@
 	}
 
 struct afalg_alg _afalg_algs[] = {
-	CIPHER(AES_128_CBC, "cbc(aes)", 16, 16, 16),
-	AEAD(AES_128_GCM, "gcm(aes)", 16, 12, 16),
-	MAC(SHA256, "hmac(sha256)", 32, 64),
+	CIPHER(AES_128_CBC, "cbc(aes)", 16, 16, 16, AFALG_CHAIN_IV),
+	CIPHER(AES_192_CBC, "cbc(aes)", 24, 16, 16, AFALG_CHAIN_IV),
+	CIPHER(AES_256_CBC, "cbc(aes)", 32, 16, 16, AFALG_CHAIN_IV),
+	CIPHER(AES_128_XTS, "xts(aes)", 32, 16, 16, 0),
+	CIPHER(AES_256_XTS, "xts(aes)", 64, 16, 16, 0),
+
+	AEAD(AES_128_GCM, "gcm(aes)", 16, 12, 16, 0),
+	AEAD(AES_256_GCM, "gcm(aes)", 32, 12, 16, 0),
+	AEAD(AES_128_CCM, "ccm(aes)", 16, 12, 16, AFALG_CCM_NONCE),
+	AEAD(AES_256_CCM, "ccm(aes)", 32, 12, 16, AFALG_CCM_NONCE),
+	AEAD(AES_128_CCM_8, "ccm(aes)", 16, 12, 8, AFALG_CCM_NONCE),
+	AEAD(AES_256_CCM_8, "ccm(aes)", 32, 12, 8, AFALG_CCM_NONCE),
+	AEAD(CHACHA20_POLY1305, "rfc7539(chacha20,poly1305)", 32, 12, 16, 0),
+
+	MAC(SHA1, "hmac(sha1)", 0, 20, 64),
+	MAC(SHA224, "hmac(sha224)", 0, 28, 64),
+	MAC(SHA256, "hmac(sha256)", 0, 32, 64),
+	MAC(SHA384, "hmac(sha384)", 0, 48, 128),
+	MAC(SHA512, "hmac(sha512)", 0, 64, 128),
+	MAC(AES_CMAC_128, "cmac(aes)", 16, 16, 16),
+	MAC(AES_CMAC_256, "cmac(aes)", 32, 16, 16),
+
+	DIGEST(SHA1, "sha1", 20, 64),
+	DIGEST(SHA224, "sha224", 28, 64),
 	DIGEST(SHA256, "sha256", 32, 64),
+	DIGEST(SHA384, "sha384", 48, 128),
+	DIGEST(SHA512, "sha512", 64, 128),
+	DIGEST(SHA3_224, "sha3-224", 28, 144),
+	DIGEST(SHA3_256, "sha3-256", 32, 136),
+	DIGEST(SHA3_384, "sha3-384", 48, 104),
+	DIGEST(SHA3_512, "sha3-512", 64, 72),
 };
 
 const unsigned _afalg_algs_size = sizeof(_afalg_algs) / sizeof(_afalg_algs[0]);
@@ -87,6 +114,14 @@ const char *_afalg_name(const struct afalg_alg *alg)
 		return gnutls_digest_get_name(alg->id);
 	}
 	return "unknown";
+}
+
+/* CCM takes any nonce of 7 to 13 bytes; the others their own size. */
+bool _afalg_nonce_ok(const struct afalg_alg *alg, size_t nonce_size)
+{
+	if (alg->flags & AFALG_CCM_NONCE)
+		return nonce_size >= 7 && nonce_size <= 13;
+	return nonce_size == alg->iv_size;
 }
 
 void _afalg_count(struct afalg_alg *alg, bool kernel)

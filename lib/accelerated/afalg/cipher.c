@@ -165,11 +165,18 @@ static int afalg_cipher_getiv(void *_ctx, void *iv, size_t iv_size)
 	return soft_ops(ctx)->getiv(ctx->soft_ctx, iv, iv_size);
 }
 
+/* CBC requests are whole blocks, and are split and chained as needed;
+ * an XTS call is one data unit, which must fit in one request. */
 static bool cipher_in_kernel(struct afalg_cipher_ctx *ctx, size_t size)
 {
-	return ctx->kh != NULL && ctx->alg->family == AFALG_CIPHER &&
-	       ctx->iv_size == ctx->alg->iv_size &&
-	       size % ctx->alg->block_size == 0;
+	const struct afalg_alg *alg = ctx->alg;
+
+	if (ctx->kh == NULL || alg->family != AFALG_CIPHER ||
+	    ctx->iv_size != alg->iv_size)
+		return false;
+	if (alg->flags & AFALG_CHAIN_IV)
+		return size % alg->block_size == 0;
+	return size >= alg->block_size && size <= AFALG_CIPHER_CHUNK;
 }
 
 static int cipher_crypt(struct afalg_cipher_ctx *ctx, int enc, const void *in,
@@ -184,8 +191,8 @@ static int cipher_crypt(struct afalg_cipher_ctx *ctx, int enc, const void *in,
 	if (cipher_in_kernel(ctx, in_size)) {
 		size_t done = 0;
 
-		ret = _afalg_kernel_cipher(ctx->kh, enc, ctx->iv, ctx->iv_size,
-					   in, out, in_size, &done);
+		ret = _afalg_kernel_cipher(ctx->alg, ctx->kh, enc, ctx->iv, in,
+					   out, in_size, &done);
 		if (ret == 0) {
 			_afalg_count(ctx->alg, true);
 			return 0;
@@ -231,7 +238,7 @@ static bool aead_in_kernel(struct afalg_cipher_ctx *ctx, int enc,
 	const struct afalg_alg *alg = ctx->alg;
 
 	return ctx->kh != NULL && alg->family == AFALG_AEAD &&
-	       nonce_size == alg->iv_size && tag_size == alg->tag_size &&
+	       _afalg_nonce_ok(alg, nonce_size) && tag_size == alg->tag_size &&
 	       auth_size + text_size + tag_size <= AFALG_AEAD_MAX_REQUEST &&
 	       (enc || auth_size + text_size > 0);
 }
@@ -249,8 +256,9 @@ static int afalg_aead_encrypt(void *_ctx, const void *nonce, size_t nonce_size,
 
 	if (aead_in_kernel(ctx, 1, nonce_size, auth_size, plain_size,
 			   tag_size)) {
-		ret = _afalg_kernel_aead(ctx->kh, 1, nonce, auth, auth_size,
-					 plain, plain_size, encr, tag_size);
+		ret = _afalg_kernel_aead(ctx->alg, ctx->kh, 1, nonce,
+					 nonce_size, auth, auth_size, plain,
+					 plain_size, encr, tag_size);
 		if (ret == 0) {
 			_afalg_count(ctx->alg, true);
 			return 0;
@@ -284,8 +292,9 @@ static int afalg_aead_decrypt(void *_ctx, const void *nonce, size_t nonce_size,
 
 	if (aead_in_kernel(ctx, 0, nonce_size, auth_size, encr_size - tag_size,
 			   tag_size)) {
-		ret = _afalg_kernel_aead(ctx->kh, 0, nonce, auth, auth_size,
-					 encr, encr_size, plain, tag_size);
+		ret = _afalg_kernel_aead(ctx->alg, ctx->kh, 0, nonce,
+					 nonce_size, auth, auth_size, encr,
+					 encr_size, plain, tag_size);
 		if (ret == 0 || ret == GNUTLS_E_DECRYPTION_FAILED) {
 			_afalg_count(ctx->alg, true);
 			return ret;

@@ -20,7 +20,7 @@
 
 /* MACs and digests.  GnuTLS treats an error from these as final, so the
  * module decides between kernel and software before any data is hashed:
- * a context whose kernel handle cannot be opened or keyed is a software
+ * a context whose kernel sockets cannot be opened or keyed is a software
  * context from the start. */
 
 #include "config.h"
@@ -32,7 +32,7 @@
 
 struct afalg_hash_ctx {
 	struct afalg_alg *alg;
-	struct kcapi_handle *kh; /* NULL: software */
+	struct afalg_md *md; /* NULL: software */
 	void *soft_ctx;
 };
 
@@ -101,7 +101,8 @@ static int hash_init(enum afalg_family family, int algo, void **_ctx)
 		return gnutls_assert_val(GNUTLS_E_MEMORY_ERROR);
 	ctx->alg = alg;
 
-	if (!alg->kernel || _afalg_kernel_open(alg, &ctx->kh) < 0) {
+	if (!alg->kernel || _afalg_md_open(alg, &ctx->md) < 0) {
+		ctx->md = NULL;
 		ret = soft_init(ctx);
 		if (ret < 0) {
 			gnutls_free(ctx);
@@ -122,17 +123,26 @@ static int afalg_digest_init(gnutls_digest_algorithm_t algo, void **ctx)
 	return hash_init(AFALG_DIGEST, algo, ctx);
 }
 
+/* A MAC with a fixed key size (CMAC) refuses others here: Nettle would
+ * abort the process on them. */
+static bool key_size_ok(const struct afalg_alg *alg, size_t key_size)
+{
+	return alg->key_size == 0 || key_size == alg->key_size;
+}
+
 static int afalg_mac_setkey(void *_ctx, const void *key, size_t key_size)
 {
 	struct afalg_hash_ctx *ctx = _ctx;
 	int ret;
 
-	if (ctx->kh != NULL) {
-		if (_afalg_kernel_setkey(ctx->alg, ctx->kh, key, key_size) == 0)
+	if (!key_size_ok(ctx->alg, key_size))
+		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
+	if (ctx->md != NULL) {
+		if (_afalg_md_setkey(ctx->md, key, key_size) == 0)
 			return 0;
 		/* a key starts a new message: software can take over */
-		_afalg_kernel_close(ctx->alg, ctx->kh);
-		ctx->kh = NULL;
+		_afalg_md_close(ctx->md);
+		ctx->md = NULL;
 		ret = soft_init(ctx);
 		if (ret < 0)
 			return gnutls_assert_val(ret);
@@ -144,7 +154,7 @@ static int afalg_mac_setnonce(void *_ctx, const void *nonce, size_t size)
 {
 	struct afalg_hash_ctx *ctx = _ctx;
 
-	if (ctx->kh != NULL || ctx->alg->soft.mac->setnonce == NULL)
+	if (ctx->md != NULL || ctx->alg->soft.mac->setnonce == NULL)
 		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
 	return ctx->alg->soft.mac->setnonce(ctx->soft_ctx, nonce, size);
 }
@@ -153,91 +163,72 @@ static int afalg_hash_update(void *_ctx, const void *text, size_t size)
 {
 	struct afalg_hash_ctx *ctx = _ctx;
 
-	if (ctx->kh == NULL)
+	if (ctx->md == NULL)
 		return soft_hash(ctx, text, size);
-	if (size == 0)
-		return 0;
-	return _afalg_kernel_hash(ctx->kh, text, size);
+	return _afalg_md_update(ctx->md, text, size);
 }
 
 static int afalg_hash_output(void *_ctx, void *out, size_t size)
 {
 	struct afalg_hash_ctx *ctx = _ctx;
 
-	_afalg_count(ctx->alg, ctx->kh != NULL);
-	if (ctx->kh == NULL)
+	_afalg_count(ctx->alg, ctx->md != NULL);
+	if (ctx->md == NULL)
 		return soft_output(ctx, out, size);
-	return _afalg_kernel_output(ctx->alg, ctx->kh, out, size);
+	return _afalg_md_output(ctx->md, out, size);
 }
 
 static void afalg_hash_deinit(void *_ctx)
 {
 	struct afalg_hash_ctx *ctx = _ctx;
 
-	_afalg_kernel_close(ctx->alg, ctx->kh);
+	_afalg_md_close(ctx->md);
 	soft_deinit(ctx);
 	gnutls_free(ctx);
 }
 
-/* Only a software state can be copied so far; a kernel context answers
- * NULL and GnuTLS reports the failure to the caller. */
+/* A kernel state is copied by the kernel, a software one by software. */
 static void *afalg_hash_copy(const void *_src)
 {
 	const struct afalg_hash_ctx *src = _src;
 	struct afalg_hash_ctx *dst;
 
-	if (src->kh != NULL) {
-		_gnutls_debug_log("afalg: %s: copy of a kernel state\n",
-				  _afalg_name(src->alg));
-		return NULL;
-	}
 	dst = gnutls_calloc(1, sizeof(*dst));
 	if (dst == NULL)
 		return NULL;
 	dst->alg = src->alg;
-	dst->soft_ctx = soft_copy((struct afalg_hash_ctx *)src);
-	if (dst->soft_ctx == NULL) {
-		gnutls_free(dst);
-		return NULL;
+	if (src->md != NULL) {
+		if (_afalg_md_copy(src->md, &dst->md) < 0)
+			goto fail;
+	} else {
+		dst->soft_ctx = soft_copy((struct afalg_hash_ctx *)src);
+		if (dst->soft_ctx == NULL)
+			goto fail;
 	}
 	return dst;
+fail:
+	gnutls_free(dst);
+	return NULL;
 }
 
-/* One-shot digests run on the thread's cached kernel handle; after a
- * failure its state is unknown, so it is dropped. */
-static int digest_oneshot(struct afalg_alg *alg, const void *text,
-			  size_t text_size, void *out)
+/* One-shot calls use the thread's cached context; a MAC sets its key on
+ * it first. */
+static int oneshot(struct afalg_alg *alg, const void *key, size_t key_size,
+		   const void *text, size_t text_size, void *out)
 {
-	struct kcapi_handle *h = _afalg_kernel_oneshot(alg);
+	struct afalg_md *md = _afalg_md_oneshot(alg);
 
-	if (h == NULL)
+	if (md == NULL)
 		return GNUTLS_E_INTERNAL_ERROR;
-	if (_afalg_kernel_hash(h, text, text_size) < 0 ||
-	    _afalg_kernel_output(alg, h, out, alg->tag_size) < 0) {
-		_afalg_kernel_oneshot_drop(alg);
+	if ((alg->family == AFALG_MAC &&
+	     _afalg_md_setkey(md, key, key_size) < 0) ||
+	    _afalg_md_update(md, text, text_size) < 0 ||
+	    _afalg_md_output(md, out, alg->tag_size) < 0) {
+		_afalg_md_oneshot_drop(alg);
 		return GNUTLS_E_INTERNAL_ERROR;
 	}
+	_afalg_count(alg, true);
 	return 0;
-}
-
-/* The kernel refuses a new key (EBUSY) while a socket of the old one is
- * open, so a one-shot MAC has a handle of its own. */
-static int mac_oneshot(struct afalg_alg *alg, const void *key, size_t key_size,
-		       const void *text, size_t text_size, void *out)
-{
-	struct kcapi_handle *h;
-	int ret;
-
-	ret = _afalg_kernel_open(alg, &h);
-	if (ret < 0)
-		return ret;
-	ret = _afalg_kernel_setkey(alg, h, key, key_size);
-	if (ret == 0)
-		ret = _afalg_kernel_hash(h, text, text_size);
-	if (ret == 0)
-		ret = _afalg_kernel_output(alg, h, out, alg->tag_size);
-	_afalg_kernel_close(alg, h);
-	return ret;
 }
 
 static int afalg_mac_fast(gnutls_mac_algorithm_t algo, const void *nonce,
@@ -246,13 +237,11 @@ static int afalg_mac_fast(gnutls_mac_algorithm_t algo, const void *nonce,
 {
 	struct afalg_alg *alg = _afalg_find(AFALG_MAC, algo);
 
-	if (alg == NULL)
+	if (alg == NULL || !key_size_ok(alg, key_size))
 		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
 	if (alg->kernel && nonce_size == 0 &&
-	    mac_oneshot(alg, key, key_size, text, text_size, digest) == 0) {
-		_afalg_count(alg, true);
+	    oneshot(alg, key, key_size, text, text_size, digest) == 0)
 		return 0;
-	}
 	_afalg_count(alg, false);
 	return alg->soft.mac->fast(algo, nonce, nonce_size, key, key_size, text,
 				   text_size, digest);
@@ -265,10 +254,8 @@ static int afalg_digest_fast(gnutls_digest_algorithm_t algo, const void *text,
 
 	if (alg == NULL)
 		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
-	if (alg->kernel && digest_oneshot(alg, text, text_size, digest) == 0) {
-		_afalg_count(alg, true);
+	if (alg->kernel && oneshot(alg, NULL, 0, text, text_size, digest) == 0)
 		return 0;
-	}
 	_afalg_count(alg, false);
 	return alg->soft.digest->fast(algo, text, text_size, digest);
 }
