@@ -202,7 +202,8 @@ static void count(struct tally *t, enum outcome o)
 
 static enum outcome run_all(const struct family_def *f)
 {
-	return report(f->name, "ALL", f->self_test(GNUTLS_SELF_TEST_FLAG_ALL, 0));
+	return report(f->name, "ALL",
+		      f->self_test(GNUTLS_SELF_TEST_FLAG_ALL, 0));
 }
 
 static enum outcome run_one(const struct family_def *f, int id)

@@ -38,6 +38,7 @@ struct afalg_cipher_ctx {
 	int enc;
 	uint8_t key[AFALG_MAX_KEY_SIZE];
 	size_t key_size;
+	bool key_set;
 	uint8_t iv[AFALG_MAX_IV_SIZE]; /* CBC chaining value */
 	size_t iv_size;
 };
@@ -67,7 +68,7 @@ static int soft_ctx(struct afalg_cipher_ctx *ctx)
 		ctx->soft_ctx = NULL;
 		return gnutls_assert_val(ret);
 	}
-	if (ctx->key_size > 0) {
+	if (ctx->key_set) {
 		ret = ops->setkey(ctx->soft_ctx, ctx->key, ctx->key_size);
 		if (ret < 0)
 			return gnutls_assert_val(ret);
@@ -108,6 +109,7 @@ static int afalg_cipher_setkey(void *_ctx, const void *key, size_t key_size)
 		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
 	memcpy(ctx->key, key, key_size);
 	ctx->key_size = key_size;
+	ctx->key_set = true;
 
 	/* a key the kernel refuses may still be one for software */
 	if (ctx->kh != NULL &&
