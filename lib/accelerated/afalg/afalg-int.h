@@ -125,6 +125,7 @@ void _afalg_md_oneshot_drop(const struct afalg_alg *alg);
 
 /* cipher.c, mac.c: the callbacks registered with GnuTLS. */
 extern const gnutls_crypto_cipher_st _afalg_cipher_ops;
+extern const gnutls_crypto_cipher_st _afalg_aead_ops;
 extern const gnutls_crypto_mac_st _afalg_mac_ops;
 extern const gnutls_crypto_digest_st _afalg_digest_ops;
 

@@ -50,7 +50,10 @@ static int register_alg(struct afalg_alg *alg)
 		if (alg->soft.cipher == NULL)
 			alg->soft.cipher = &_gnutls_cipher_ops;
 		return gnutls_crypto_single_cipher_register(
-			alg->id, AFALG_PRIORITY, &_afalg_cipher_ops, 0);
+			alg->id, AFALG_PRIORITY,
+			alg->family == AFALG_AEAD ? &_afalg_aead_ops :
+						    &_afalg_cipher_ops,
+			0);
 	case AFALG_MAC:
 		alg->soft.mac = _gnutls_get_crypto_mac(alg->id);
 		if (alg->soft.mac == NULL)

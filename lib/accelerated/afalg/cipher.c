@@ -21,8 +21,8 @@
 /* Ciphers and AEAD ciphers.  A context holds a kernel handle when the
  * kernel can do the work, and the software implementation GnuTLS had
  * before the module, created on first use.  Whatever the kernel cannot do
- * (a request too large, a call it has no equivalent for, an error) goes to
- * the software context, so no GnuTLS call fails for lack of a kernel. */
+ * (a request too large, sizes it does not take, an error) goes to the
+ * software context, so no GnuTLS call fails for lack of a kernel. */
 
 #include "config.h"
 #include "afalg-int.h"
@@ -127,24 +127,13 @@ static int afalg_cipher_setkey(void *_ctx, const void *key, size_t key_size)
 static int afalg_cipher_setiv(void *_ctx, const void *iv, size_t iv_size)
 {
 	struct afalg_cipher_ctx *ctx = _ctx;
-	int ret;
 
-	if (ctx->alg->family == AFALG_CIPHER) {
-		if (iv_size != ctx->alg->iv_size)
-			return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
-		memcpy(ctx->iv, iv, iv_size);
-		ctx->iv_size = iv_size;
-		if (ctx->kh != NULL && ctx->soft_ctx == NULL)
-			return 0;
-	}
-
-	/* AEAD nonces only matter to the software context (the one-shot
-	 * calls carry their own) */
-	ret = soft_ctx(ctx);
-	if (ret < 0)
-		return gnutls_assert_val(ret);
-	if (soft_ops(ctx)->setiv == NULL)
+	if (iv_size != ctx->alg->iv_size)
 		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
+	memcpy(ctx->iv, iv, iv_size);
+	ctx->iv_size = iv_size;
+	if (ctx->soft_ctx == NULL)
+		return 0;
 	return soft_ops(ctx)->setiv(ctx->soft_ctx, iv, iv_size);
 }
 
@@ -153,7 +142,7 @@ static int afalg_cipher_getiv(void *_ctx, void *iv, size_t iv_size)
 	struct afalg_cipher_ctx *ctx = _ctx;
 	int ret;
 
-	if (ctx->kh != NULL && ctx->alg->family == AFALG_CIPHER) {
+	if (ctx->kh != NULL) {
 		if (iv_size < ctx->iv_size)
 			return gnutls_assert_val(GNUTLS_E_SHORT_MEMORY_BUFFER);
 		memcpy(iv, ctx->iv, ctx->iv_size);
@@ -319,31 +308,6 @@ static int afalg_aead_decrypt(void *_ctx, const void *nonce, size_t nonce_size,
 	return ret;
 }
 
-/* The incremental AEAD calls (gnutls_cipher_add_auth(), _tag()) have no
- * kernel equivalent: the software context does them. */
-static int afalg_cipher_auth(void *_ctx, const void *data, size_t size)
-{
-	struct afalg_cipher_ctx *ctx = _ctx;
-	int ret = soft_ctx(ctx);
-
-	if (ret < 0)
-		return gnutls_assert_val(ret);
-	if (soft_ops(ctx)->auth == NULL)
-		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
-	return soft_ops(ctx)->auth(ctx->soft_ctx, data, size);
-}
-
-static void afalg_cipher_tag(void *_ctx, void *tag, size_t tag_size)
-{
-	struct afalg_cipher_ctx *ctx = _ctx;
-
-	if (soft_ctx(ctx) < 0 || soft_ops(ctx)->tag == NULL) {
-		memset(tag, 0, tag_size);
-		return;
-	}
-	soft_ops(ctx)->tag(ctx->soft_ctx, tag, tag_size);
-}
-
 static void afalg_cipher_deinit(void *_ctx)
 {
 	struct afalg_cipher_ctx *ctx = _ctx;
@@ -362,9 +326,18 @@ const gnutls_crypto_cipher_st _afalg_cipher_ops = {
 	.getiv = afalg_cipher_getiv,
 	.encrypt = afalg_cipher_encrypt,
 	.decrypt = afalg_cipher_decrypt,
+	.deinit = afalg_cipher_deinit,
+};
+
+/* AEAD is one-shot only, the way GnuTLS expects an AEAD-only backend:
+ * gnutls_aead_cipher_encryptv() then gathers its input for the one-shot
+ * call instead of using gnutls_cipher_encrypt() piecewise (TLS 1.3 sends
+ * its records that way), and a gnutls_cipher_init() with an IV, the
+ * incremental AEAD API, is given GnuTLS's Nettle implementation. */
+const gnutls_crypto_cipher_st _afalg_aead_ops = {
+	.init = afalg_cipher_init,
+	.setkey = afalg_cipher_setkey,
 	.aead_encrypt = afalg_aead_encrypt,
 	.aead_decrypt = afalg_aead_decrypt,
-	.auth = afalg_cipher_auth,
-	.tag = afalg_cipher_tag,
 	.deinit = afalg_cipher_deinit,
 };
