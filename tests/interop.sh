@@ -5,7 +5,8 @@
 #
 # Usage: interop.sh PEERS PROTO CIPHER [BYTES]    (BYTES defaults to 4 MiB)
 #
-#   PEERS   cli-openssl   accel gnutls-cli   -> openssl s_server
+#   PEERS   cli-accel     accel gnutls-cli   -> accel gnutls-serv --echo
+#           cli-openssl   accel gnutls-cli   -> openssl s_server
 #           cli-stock     accel gnutls-cli   -> stock gnutls-serv --echo
 #           openssl-serv  openssl s_client   -> accel gnutls-serv --echo
 #   PROTO   tls1.3 or tls1.2 (TLS 1.2: ECDHE-ECDSA suites)
@@ -14,9 +15,8 @@
 #           AES-256-CBC-SHA384 (ECDHE-ECDSA-AES256-SHA384)
 #
 # Environment:
-#   ACCEL_BIN        directory of the accel gnutls-cli and gnutls-serv
-#                    (GNUTLS_BIN is used when ACCEL_BIN is not set; the test
-#                    is skipped when neither is)
+#   ACCEL_BIN        directory of the accel gnutls-cli and gnutls-serv (the
+#                    test is skipped when it is not set)
 #   STOCK_BIN        directory of the stock gnutls-serv (cli-stock only; the
 #                    test is skipped when it is not set). It runs without
 #                    LD_LIBRARY_PATH, so that it uses its own libgnutls.
@@ -34,14 +34,15 @@
 #   sends its other output to a null BIO). The directions run one after the
 #   other: s_server gets its data once it has received all of the client's,
 #   so that neither peer can block in a write while the other does too.
-# - cli-stock and openssl-serv: gnutls-serv --echo is the only way to make
-#   gnutls-serv send data. It is line oriented: it echoes what it has
+# - cli-accel, cli-stock and openssl-serv: gnutls-serv --echo is the only
+#   way to make gnutls-serv send data. It is line oriented: it echoes what it has
 #   received once that holds a newline, copies it with strdup() (a NUL ends
 #   it), takes "**REHANDSHAKE**" and the like at its start as commands, and
 #   rewrites a final CRLF unless given --crlf (it is). The data is therefore
-#   random bytes with every value but NUL and '*' (254 of 256), ending in a
-#   newline; it is byte-exact both ways, and server -> client is the echo of
-#   client -> server. openssl s_client runs with -nocommands (its 'Q', 'R'
+#   random bytes with every value but NUL, '*' and space (253 of 256; no
+#   space keeps the data, which gnutls-serv prints to stderr, apart from its
+#   messages), ending in a newline. It is byte-exact both ways, and
+#   server -> client is the echo of client -> server. openssl s_client runs with -nocommands (its 'Q', 'R'
 #   and 'K' commands would otherwise fire on random data) and -brief, whose
 #   summary goes to stderr.
 #
@@ -59,8 +60,8 @@
 #   openssl-serv) are never logged.
 # - gnutls-serv drops every connection 30 s after accepting it, whatever
 #   INTEROP_TIMEOUT says: on a very slow machine, send fewer BYTES.
-# - gnutls-serv prints all the data it receives to stderr; only printable
-#   text lines of it go to AFALG_TEST_LOG.
+# - gnutls-serv prints all the data it receives to stderr; AFALG_TEST_LOG
+#   gets its stderr without it.
 #
 # SPDX-License-Identifier: LGPL-2.1-or-later
 
@@ -73,7 +74,7 @@ bytes=${4:-4194304}
 limit=${INTEROP_TIMEOUT:-120}
 
 usage() {
-	echo "usage: $0 cli-openssl|cli-stock|openssl-serv tls1.3|tls1.2 CIPHER [BYTES]" >&2
+	echo "usage: $0 cli-accel|cli-openssl|cli-stock|openssl-serv tls1.3|tls1.2 CIPHER [BYTES]" >&2
 	exit 99
 }
 
@@ -88,7 +89,7 @@ fail() {
 }
 
 case $peers in
-cli-openssl | cli-stock | openssl-serv) ;;
+cli-accel | cli-openssl | cli-stock | openssl-serv) ;;
 *) usage ;;
 esac
 case $bytes in
@@ -155,7 +156,7 @@ tls1.2)
 esac
 ossl_opts+=("$ossl_suite")
 
-accel_bin=${ACCEL_BIN:-${GNUTLS_BIN:-}}
+accel_bin=${ACCEL_BIN:-}
 [ -n "$accel_bin" ] || skip "ACCEL_BIN is not set"
 case $peers in
 cli-*) cli=$accel_bin/gnutls-cli ;;
@@ -165,7 +166,7 @@ cli-stock)
 	[ -n "${STOCK_BIN:-}" ] || skip "STOCK_BIN is not set"
 	serv=$STOCK_BIN/gnutls-serv
 	;;
-openssl-serv) serv=$accel_bin/gnutls-serv ;;
+cli-accel | openssl-serv) serv=$accel_bin/gnutls-serv ;;
 esac
 for tool in ${cli:+"$cli"} ${serv:+"$serv"}; do
 	[ -x "$tool" ] || skip "$tool not found"
@@ -176,12 +177,21 @@ done
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/interop.XXXXXX") || fail "mktemp failed"
 server_pid=
+client_pid=
 stopfile=
 
 # shellcheck disable=SC2317 # called from the trap
 cleanup() {
+	if [ -n "$client_pid" ]; then
+		# timeout passes the signal on to the client
+		kill "$(cat "$tmp/cli.pid" 2>/dev/null)" 2>/dev/null
+		# the feeder ends once cli.rc is there
+		wait "$client_pid" 2>/dev/null
+	fi
 	if [ -n "$server_pid" ]; then
 		kill "$server_pid" 2>/dev/null
+		# s_server's feeder ends with it (wait waits for both)
+		[ -z "$stopfile" ] || : >"$stopfile"
 		wait "$server_pid" 2>/dev/null
 	fi
 	# run-test reads the GnuTLS peers' logs (the AF_ALG module's
@@ -191,12 +201,7 @@ cleanup() {
 		cli-*) cat "$tmp/cli.err" >>"$AFALG_TEST_LOG" 2>/dev/null ;;
 		esac
 		case $peers in
-		cli-stock | openssl-serv)
-			LC_ALL=C grep -a -v -e '^received cmd: ' \
-				-e '^\*\*\* Processing ' "$tmp/serv.err" 2>/dev/null |
-				LC_ALL=C grep -a '^[[:print:][:blank:]]*$' \
-					>>"$AFALG_TEST_LOG"
-			;;
+		cli-accel | cli-stock | openssl-serv) serv_text >>"$AFALG_TEST_LOG" ;;
 		esac
 	fi
 	# the feeders stop once $tmp is gone
@@ -220,7 +225,20 @@ size() {
 	stat -c %s "$1" 2>/dev/null || echo 0
 }
 
+# gnutls-serv's stderr without the data it received (it prints it there,
+# after "received cmd: " and "*** Processing N bytes command: "): the data
+# has no space, its messages are printable text with one.
+serv_text() {
+	LC_ALL=C grep -a -v -e '^received cmd: ' -e '^\*\*\* Processing ' \
+		"$tmp/serv.err" 2>/dev/null |
+		LC_ALL=C grep -a -x '[[:print:]]*[[:graph:]] [[:print:]]*'
+}
+
 show_log() {
+	if [ "$1" = "$tmp/serv.err" ] && [ "$peers" != cli-openssl ]; then
+		serv_text >"$tmp/serv.txt"
+		set -- "$tmp/serv.txt" "${2:-5}"
+	fi
 	[ -s "$1" ] || return 0
 	echo "--- last lines of $(basename "$1"):"
 	tail -n "${2:-5}" "$1" | cut -c 1-200 | LC_ALL=C tr -c '[:print:]\n' '?'
@@ -235,12 +253,12 @@ make_cert() {
 }
 
 # $1 gets exactly $bytes bytes of random data: raw, or for gnutls-serv's
-# echo every byte value but NUL and '*', ending in a newline.
+# echo every byte value but NUL, '*' and space, ending in a newline.
 make_data() {
 	if [ "$2" = raw ]; then
 		head -c "$bytes" /dev/urandom >"$1"
 	else
-		head -c $((bytes - 1)) /dev/urandom | LC_ALL=C tr '\000*' '\001+' >"$1" &&
+		head -c $((bytes - 1)) /dev/urandom | LC_ALL=C tr '\000* ' '\001+!' >"$1" &&
 			echo >>"$1"
 	fi
 	[ "$(size "$1")" -eq "$bytes" ]
@@ -345,9 +363,9 @@ start_s_server() {
 stop_server() {
 	[ -n "$server_pid" ] || return 0
 	kill "$server_pid" 2>/dev/null
+	[ -z "$stopfile" ] || : >"$stopfile"
 	wait "$server_pid" 2>/dev/null
 	server_pid=
-	[ -z "$stopfile" ] || : >"$stopfile"
 }
 
 pick_port_and_start() {
@@ -367,6 +385,14 @@ pick_port_and_start() {
 	return 1
 }
 
+# Seconds left before the deadline, at least 1 (timeout 0 is no limit).
+left() {
+	local n=$((deadline - SECONDS))
+
+	[ "$n" -gt 0 ] || n=1
+	echo "$n"
+}
+
 # Clients. Their input is the data, then held open until everything has
 # come back ($2 holds $bytes bytes), the client has ended, or the deadline
 # has passed.
@@ -378,25 +404,19 @@ feed_client() {
 	done
 }
 
-run_gnutls_cli() {
+# Runs the client, its command line in "$@", under timeout. It runs in the
+# background, so that a signal is handled at once (cleanup ends it).
+run_client() {
 	: >"$tmp/cli.out"
-	feed_client "$1" "$tmp/cli.out" | {
-		timeout $((deadline - SECONDS + 1)) "$cli" --insecure \
-			-p "$port" --priority "$priority" "${debug[@]}" \
-			--logfile="$tmp/cli.log" 127.0.0.1 \
-			>"$tmp/cli.out" 2>"$tmp/cli.err"
+	feed_client "$tmp/c2s" "$tmp/cli.out" | {
+		timeout "$(left)" "$@" <&0 >"$tmp/cli.out" 2>"$tmp/cli.err" &
+		echo $! >"$tmp/cli.pid"
+		wait $!
 		echo $? >"$tmp/cli.rc"
-	}
-}
-
-run_s_client() {
-	: >"$tmp/cli.out"
-	feed_client "$1" "$tmp/cli.out" | {
-		timeout $((deadline - SECONDS + 1)) openssl s_client -brief \
-			-nocommands -connect "127.0.0.1:$port" "${ossl_opts[@]}" \
-			>"$tmp/cli.out" 2>"$tmp/cli.err"
-		echo $? >"$tmp/cli.rc"
-	}
+	} &
+	client_pid=$!
+	wait "$client_pid"
+	client_pid=
 }
 
 # Waits until the server has ended (s_server) or the deadline has passed;
@@ -408,10 +428,11 @@ wait_server() {
 		sleep 0.1
 	done
 	kill -0 "$server_pid" 2>/dev/null && return 124
+	# the feeder is part of the job: let it end before waiting
+	: >"$stopfile"
 	wait "$server_pid"
 	status=$?
 	server_pid=
-	: >"$stopfile"
 	return $status
 }
 
@@ -433,9 +454,9 @@ cli-openssl)
 	data_note="raw binary (all 256 byte values), different data each way, client -> server first"
 	server_name="openssl s_server"
 	;;
-cli-stock | openssl-serv)
+cli-accel | cli-stock | openssl-serv)
 	make_data "$tmp/c2s" echo || fail "could not make $bytes bytes of data"
-	data_note="254 byte values (no NUL, no '*'), LF at the end, for gnutls-serv --echo; server -> client is the echo"
+	data_note="253 byte values (no NUL, '*' or space), LF at the end, for gnutls-serv --echo; server -> client is the echo"
 	server_name="$([ "$peers" = cli-stock ] && echo stock || echo accel) gnutls-serv"
 	;;
 esac
@@ -449,8 +470,14 @@ echo "interop: $peers $proto $cipher, $bytes bytes each way, port $port"
 echo "interop: data: $data_note"
 t0=$(usec)
 case $peers in
-cli-*) run_gnutls_cli "$tmp/c2s" ;;
-openssl-serv) run_s_client "$tmp/c2s" ;;
+cli-*)
+	run_client "$cli" --insecure -p "$port" --priority "$priority" \
+		"${debug[@]}" --logfile="$tmp/cli.log" 127.0.0.1
+	;;
+openssl-serv)
+	run_client openssl s_client -brief -nocommands \
+		-connect "127.0.0.1:$port" "${ossl_opts[@]}"
+	;;
 esac
 rc=$(cat "$tmp/cli.rc" 2>/dev/null || echo "?")
 serv_rc=
@@ -462,6 +489,14 @@ t1=$(usec)
 elapsed=$(((t1 - t0) / 1000))
 echo "interop: transfer took $((elapsed / 1000)).$(printf '%03d' $((elapsed % 1000))) s"
 
+# Fails if the time is up or gnutls-serv dropped the connection.
+timed_out() {
+	[ "$SECONDS" -ge "$deadline" ] &&
+		fail "timed out after $limit s: $1"
+	grep -aq "Scheduling inactive connection for close" "$tmp/serv.err" 2>/dev/null &&
+		fail "gnutls-serv closed the connection at its 30 s limit: $1: send fewer BYTES"
+}
+
 # What was negotiated, as each side saw it.
 ok=1
 case $peers in
@@ -472,13 +507,14 @@ cli-*)
 		show_log "$tmp/cli.log"
 		show_log "$tmp/cli.err"
 		show_log "$tmp/serv.err"
+		timed_out "no TLS session was established (gnutls-cli does not flush its log when it is killed)"
 		fail "no TLS session was established"
 	fi
 	check_desc "$desc" || ok=0
 	;;
 esac
 case $peers in
-cli-stock | openssl-serv)
+cli-accel | cli-stock | openssl-serv)
 	sdesc=$(LC_ALL=C sed -n 's/^- Description: //p' "$tmp/serv.out" | head -n 1)
 	echo "interop: $server_name negotiated ${sdesc:-nothing}"
 	if [ -z "$sdesc" ] || ! check_desc "$sdesc"; then
@@ -493,6 +529,7 @@ if [ "$peers" = openssl-serv ]; then
 	if [ -z "$oproto" ] && [ -z "$sdesc" ]; then
 		show_log "$tmp/cli.err"
 		show_log "$tmp/serv.err"
+		timed_out "no TLS session was established"
 		fail "no TLS session was established"
 	fi
 	if [ "$oproto" != "$ossl_version" ] || [ "$osuite" != "$ossl_suite" ]; then
@@ -501,15 +538,7 @@ if [ "$peers" = openssl-serv ]; then
 fi
 [ $ok = 1 ] || fail "negotiated something else than $version with $want ($ossl_suite)"
 
-# The data, each way.
-timed_out() {
-	[ "$SECONDS" -ge "$deadline" ] &&
-		fail "timed out after $limit s: $1"
-	grep -aq "Scheduling inactive connection for close" "$tmp/serv.err" 2>/dev/null &&
-		fail "gnutls-serv closed the connection at its 30 s limit: $1: send fewer BYTES"
-}
-
-# $1 sent, $2 received, $3 direction
+# The data, each way: $1 sent, $2 received, $3 the direction.
 compare() {
 	local got
 
@@ -518,7 +547,8 @@ compare() {
 	show_log "$tmp/cli.err"
 	show_log "$tmp/serv.err" 3
 	timed_out "$3: $got of $bytes bytes"
-	fail "$3: data differs: $got of $bytes bytes ($(cmp "$1" "$2" 2>&1 | head -n 1))"
+	fail "$3: data differs: $got of $bytes bytes ($(cmp "$1" "$2" 2>&1 |
+		head -n 1 | sed "s|$tmp/||g"))"
 }
 
 case $peers in

@@ -331,9 +331,6 @@ static const struct aead_alg *find_alg(const char *name)
 int main(int argc, char **argv)
 {
 	struct aead_ctx ctx;
-	struct wp_run run;
-	json_object *root;
-	int ret;
 
 	if (argc != 3)
 		return wp_error("usage: %s ALGORITHM JSON-PATH", argv[0]);
@@ -347,14 +344,6 @@ int main(int argc, char **argv)
 	ctx.key_size = gnutls_cipher_get_key_size(ctx.id);
 	ctx.tag_size = gnutls_cipher_get_tag_size(ctx.id);
 
-	ret = wp_load(argv[2], ctx.alg->family, &root);
-	if (ret != 0)
-		return ret;
-
-	wp_run_init(&run, "wp-aead", argv[1], wp_basename(argv[2]));
-	ret = wp_for_each_test(&run, root, test_aead, &ctx);
-	json_object_put(root);
-	if (ret < 0)
-		return wp_error("%s: malformed test groups", argv[2]);
-	return wp_finish(&run);
+	return wp_run_file("wp-aead", argv[1], argv[2], ctx.alg->family,
+			   test_aead, &ctx);
 }

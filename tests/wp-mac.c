@@ -186,9 +186,6 @@ static const struct mac_alg *find_alg(const char *name)
 int main(int argc, char **argv)
 {
 	struct mac_ctx ctx;
-	struct wp_run run;
-	json_object *root;
-	int ret;
 
 	if (argc != 3)
 		return wp_error("usage: %s ALGORITHM JSON-PATH", argv[0]);
@@ -204,14 +201,6 @@ int main(int argc, char **argv)
 		return wp_error("%s: unexpected MAC length %zu", argv[1],
 				ctx.mac_len);
 
-	ret = wp_load(argv[2], ctx.alg->family, &root);
-	if (ret != 0)
-		return ret;
-
-	wp_run_init(&run, "wp-mac", argv[1], wp_basename(argv[2]));
-	ret = wp_for_each_test(&run, root, test_mac, &ctx);
-	json_object_put(root);
-	if (ret < 0)
-		return wp_error("%s: malformed test groups", argv[2]);
-	return wp_finish(&run);
+	return wp_run_file("wp-mac", argv[1], argv[2], ctx.alg->family,
+			   test_mac, &ctx);
 }

@@ -24,6 +24,27 @@ void wp_run_init(struct wp_run *run, const char *prog, const char *alg,
 	run->source = source;
 }
 
+/* Loads PATH, runs FN over every test of it and prints the summary; the
+ * return value is the program's exit status. */
+int wp_run_file(const char *prog, const char *alg, const char *path,
+		const char *family, wp_test_fn fn, void *priv)
+{
+	struct wp_run run;
+	json_object *root;
+	int ret;
+
+	ret = wp_load(path, family, &root);
+	if (ret != 0)
+		return ret;
+
+	wp_run_init(&run, prog, alg, wp_basename(path));
+	ret = wp_for_each_test(&run, root, fn, priv);
+	json_object_put(root);
+	if (ret < 0)
+		return wp_error("%s: malformed test groups", path);
+	return wp_finish(&run);
+}
+
 int wp_skip_all(const char *fmt, ...)
 {
 	va_list ap;

@@ -84,6 +84,8 @@ int wp_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int wp_load(const char *path, const char *family, json_object **root);
 int wp_for_each_test(struct wp_run *run, json_object *root, wp_test_fn fn,
 		     void *priv);
+int wp_run_file(const char *prog, const char *alg, const char *path,
+		const char *family, wp_test_fn fn, void *priv);
 
 /* Outcome of the current vector; a vector with neither is a pass. */
 void wp_begin(struct wp_run *run, int id);
