@@ -261,43 +261,21 @@ static struct {
 
 /* ---- results ---- */
 
-static enum outcome set_result(struct result *r, enum outcome out,
-			       const char *fmt, va_list ap)
+static enum outcome __attribute__((format(printf, 3, 4)))
+set_result(struct result *r, enum outcome out, const char *fmt, ...)
 {
-	r->out = out;
+	va_list ap;
+
+	va_start(ap, fmt);
 	vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
+	va_end(ap);
+	r->out = out;
 	return out;
 }
 
-static enum outcome fail(struct result *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	set_result(r, FAIL, fmt, ap);
-	va_end(ap);
-	return FAIL;
-}
-
-static enum outcome skip(struct result *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	set_result(r, SKIP, fmt, ap);
-	va_end(ap);
-	return SKIP;
-}
-
-static enum outcome pass(struct result *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	set_result(r, PASS, fmt, ap);
-	va_end(ap);
-	return PASS;
-}
+#define fail(r, ...) set_result(r, FAIL, __VA_ARGS__)
+#define skip(r, ...) set_result(r, SKIP, __VA_ARGS__)
+#define pass(r, ...) set_result(r, PASS, __VA_ARGS__)
 
 static enum outcome gnutls_fail(struct result *r, const char *what, int ret)
 {
