@@ -24,6 +24,9 @@
 #ifdef ENABLE_AFALG
 int _gnutls_afalg_init(void);
 void _gnutls_afalg_deinit(void);
+
+/* For tests only: makes a chosen kernel call fail (see kernel.c). */
+int _gnutls_afalg_fault(const char *spec);
 #else
 inline static int _gnutls_afalg_init(void)
 {

@@ -35,14 +35,21 @@
 #define AFALG_MAX_IV_SIZE 16 /* also the kernel's CCM counter block */
 #define AFALG_MAX_OUTPUT_SIZE 64
 
-/* A single AF_ALG AEAD request (AAD + text + tag) must fit in the socket
- * buffer, or send() blocks before the kernel reads anything.  libkcapi
- * documents the kernel's limit as ALG_MAX_PAGES (16) pages; larger
- * messages go to the software path. */
-#define AFALG_AEAD_MAX_REQUEST (16 * 4096)
+/* A request (AAD + text + tag, or a cipher chunk) must fit in the
+ * socket's send buffer, or sendmsg() waits for a reader that never
+ * comes.  Larger AEAD messages go to software; cipher calls are split. */
+#define AFALG_MAX_REQUEST (16 * 4096)
 
-/* Cipher requests are split at this size, with the IV chained by us. */
-#define AFALG_CIPHER_CHUNK (16 * 4096)
+/* A hash message in the kernel keeps, in user space, the bytes sent
+ * since its last checkpoint (a clone of the kernel state), so that a
+ * failed or forked socket can be replaced without a wrong digest. */
+#define AFALG_HASH_REPLAY (64 * 1024)
+
+/* Kernel failures in a row after which the process stops using it. */
+#define AFALG_MAX_FAILURES 16
+
+/* A size threshold that no operation reaches. */
+#define AFALG_NEVER SIZE_MAX
 
 enum afalg_family {
 	AFALG_CIPHER,
@@ -51,13 +58,16 @@ enum afalg_family {
 	AFALG_DIGEST,
 };
 
+/* What the operator asked for an algorithm (GNUTLS_AFALG). */
+enum afalg_mode {
+	AFALG_MODE_OFF, /* not registered: GnuTLS as if built without us */
+	AFALG_MODE_AUTO, /* kernel only where measured faster */
+	AFALG_MODE_KERNEL, /* every operation the kernel takes */
+};
+
 /* Row flags */
 #define AFALG_CHAIN_IV 1 /* CBC: each call continues from the last block */
-#define AFALG_CCM_NONCE \
-	2 /* CCM: 7 to 13 byte nonces, formatted for the kernel */
-
-struct kcapi_handle;
-struct afalg_md;
+#define AFALG_CCM_NONCE 2 /* CCM: 7 to 13 byte nonces, kernel IV format */
 
 /* The software implementation an algorithm falls back to: what GnuTLS had
  * registered before the module (e.g. the x86 code), or its Nettle code. */
@@ -67,10 +77,11 @@ union afalg_soft {
 	const gnutls_crypto_digest_st *digest;
 };
 
-/* One row per algorithm: the facts, and what was found at start-up. */
+/* One row per algorithm: the facts, and what the process learns. */
 struct afalg_alg {
 	enum afalg_family family;
 	int id; /* gnutls_{cipher,mac,digest}_algorithm_t */
+	const char *label; /* operator's name, if not GnuTLS's (HMAC-SHA1) */
 	const char *kname; /* kernel crypto API name */
 	unsigned key_size; /* 0: any (HMAC keys) */
 	unsigned iv_size; /* IV, or AEAD nonce (CCM: the TLS one) */
@@ -79,8 +90,17 @@ struct afalg_alg {
 	unsigned flags;
 
 	/* set by _gnutls_afalg_init() */
-	bool kernel; /* registered, kernel offers it */
+	enum afalg_mode mode;
+	bool forced; /* the operator named the mode explicitly */
+	bool registered;
 	union afalg_soft soft;
+	/* smallest operation that goes to the kernel, per direction
+	 * (0: encrypt or hash, 1: decrypt); AFALG_NEVER: none */
+	size_t threshold[2];
+
+	/* learnt while running */
+	bool absent; /* the kernel has no such algorithm */
+	bool announced; /* its driver was logged */
 	unsigned long kernel_ops;
 	unsigned long soft_ops;
 };
@@ -90,42 +110,45 @@ extern const unsigned _afalg_algs_size;
 
 struct afalg_alg *_afalg_find(enum afalg_family family, int id);
 const char *_afalg_name(const struct afalg_alg *alg);
+const char *_afalg_label(const struct afalg_alg *alg);
 bool _afalg_nonce_ok(const struct afalg_alg *alg, size_t nonce_size);
 void _afalg_count(struct afalg_alg *alg, bool kernel);
+bool _afalg_use_kernel(const struct afalg_alg *alg, unsigned dir, size_t size);
 
-/* kernel.c: every call into the kernel crypto API goes through these.
- * Ciphers and AEAD go through libkcapi; MACs and digests use the socket
- * API directly, because libkcapi can neither copy a hash state (accept()
- * on the operation socket) nor open close-on-exec sockets. */
+/* kernel.c: the only file that calls the kernel.  Every descriptor is
+ * opened close-on-exec and counted against a process-wide cap; every
+ * failure is counted, and AFALG_MAX_FAILURES in a row switch the kernel
+ * path off for the process.  Functions return 0 or a GNUTLS_E_* code. */
 bool _afalg_kernel_present(void);
-bool _afalg_kernel_offers(const struct afalg_alg *alg);
-void _afalg_kernel_driver(const char *kname, char *driver, size_t size);
+void _afalg_kernel_init(void);
 void _afalg_kernel_deinit(void);
+bool _afalg_kernel_usable(const struct afalg_alg *alg);
 
-int _afalg_kernel_open(const struct afalg_alg *alg, struct kcapi_handle **h);
-void _afalg_kernel_close(const struct afalg_alg *alg, struct kcapi_handle *h);
-int _afalg_kernel_setkey(const struct afalg_alg *alg, struct kcapi_handle *h,
-			 const void *key, size_t key_size);
-int _afalg_kernel_cipher(const struct afalg_alg *alg, struct kcapi_handle *h,
-			 int enc, uint8_t *iv, const uint8_t *in, uint8_t *out,
-			 size_t size, size_t *done);
-int _afalg_kernel_aead(const struct afalg_alg *alg, struct kcapi_handle *h,
-		       int enc, const void *nonce, size_t nonce_size,
+int _afalg_kernel_open(struct afalg_alg *alg, const void *key, size_t key_size,
+		       int *op);
+int _afalg_kernel_clone(int fd, int *copy);
+void _afalg_kernel_close(int *fd);
+
+int _afalg_kernel_cipher(int op, int enc, const void *iv, size_t iv_size,
+			 const void *in, void *out, size_t size);
+int _afalg_kernel_aead(int op, int enc, const void *iv, size_t iv_size,
 		       const void *auth, size_t auth_size, const void *in,
-		       size_t in_size, void *out, size_t tag_size);
+		       size_t in_size, void *out, size_t out_size);
+int _afalg_kernel_hash(int op, const void *data, size_t size);
+int _afalg_kernel_digest(int op, void *out, size_t size);
+int _afalg_kernel_hash_fast(struct afalg_alg *alg, const void *key,
+			    size_t key_size, const void *text, size_t size,
+			    void *out);
 
-int _afalg_md_open(const struct afalg_alg *alg, struct afalg_md **md);
-void _afalg_md_close(struct afalg_md *md);
-int _afalg_md_setkey(struct afalg_md *md, const void *key, size_t key_size);
-int _afalg_md_update(struct afalg_md *md, const void *data, size_t size);
-int _afalg_md_output(struct afalg_md *md, void *out, size_t size);
-int _afalg_md_copy(const struct afalg_md *md, struct afalg_md **copy);
-struct afalg_md *_afalg_md_oneshot(const struct afalg_alg *alg);
-void _afalg_md_oneshot_drop(const struct afalg_alg *alg);
+void _afalg_kernel_failed(const char *what, int err);
+void _afalg_kernel_ok(void);
+
+void _afalg_kernel_driver(const char *kname, char *driver, size_t size);
 
 /* cipher.c, mac.c: the callbacks registered with GnuTLS. */
 extern const gnutls_crypto_cipher_st _afalg_cipher_ops;
 extern const gnutls_crypto_cipher_st _afalg_aead_ops;
+extern const gnutls_crypto_cipher_st _afalg_aead_oneshot_ops;
 extern const gnutls_crypto_mac_st _afalg_mac_ops;
 extern const gnutls_crypto_digest_st _afalg_digest_ops;
 

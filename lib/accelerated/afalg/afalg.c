@@ -19,18 +19,27 @@
  */
 
 /* Registration of the kernel crypto API (AF_ALG) backend.  Each algorithm
- * of the table that the kernel offers is registered ahead of what GnuTLS
- * had for it, and what GnuTLS had becomes its software path. */
+ * of the table that the operator has not turned off is registered ahead
+ * of what GnuTLS had for it, and what GnuTLS had becomes its software
+ * path.  Nothing is asked of the kernel here beyond one socket() call:
+ * an algorithm is bound the first time an operation goes to the kernel.
+ *
+ * GNUTLS_AFALG is a comma-separated list: a mode for every algorithm
+ * (off, auto or kernel; default auto) and NAME=MODE for one, e.g.
+ * "auto,AES-128-CBC=kernel,HMAC-SHA256=off".  In FIPS mode the module
+ * stays off unless the operator names "kernel". */
 
 #include "config.h"
 #include "afalg-int.h"
 #include "errors.h"
+#include "fips.h"
 #include "crypto.h"
 #include "cipher_int.h"
 #include "hash_int.h"
 #include <accelerated/afalg.h>
 
-#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static const char *const family_names[] = {
 	[AFALG_CIPHER] = "cipher",
@@ -38,6 +47,107 @@ static const char *const family_names[] = {
 	[AFALG_MAC] = "mac",
 	[AFALG_DIGEST] = "digest",
 };
+
+static const char *const mode_names[] = {
+	[AFALG_MODE_OFF] = "off",
+	[AFALG_MODE_AUTO] = "auto",
+	[AFALG_MODE_KERNEL] = "kernel",
+};
+
+static int parse_mode(const char *s, size_t len)
+{
+	unsigned i;
+
+	for (i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++)
+		if (strlen(mode_names[i]) == len &&
+		    strncmp(s, mode_names[i], len) == 0)
+			return i;
+	return -1;
+}
+
+static struct afalg_alg *find_label(const char *s, size_t len)
+{
+	unsigned i;
+
+	for (i = 0; i < _afalg_algs_size; i++) {
+		const char *label = _afalg_label(&_afalg_algs[i]);
+
+		if (strlen(label) == len && strncasecmp(s, label, len) == 0)
+			return &_afalg_algs[i];
+	}
+	return NULL;
+}
+
+static void set_mode(struct afalg_alg *alg, int mode)
+{
+	alg->mode = mode;
+	alg->forced = true;
+}
+
+/* One entry of GNUTLS_AFALG; an invalid one is logged and ignored. */
+static void parse_entry(const char *s, size_t len)
+{
+	const char *eq = memchr(s, '=', len);
+	struct afalg_alg *alg;
+	int mode;
+	unsigned i;
+
+	if (eq == NULL) {
+		mode = parse_mode(s, len);
+		if (mode >= 0) {
+			for (i = 0; i < _afalg_algs_size; i++)
+				set_mode(&_afalg_algs[i], mode);
+			return;
+		}
+	} else {
+		alg = find_label(s, eq - s);
+		mode = parse_mode(eq + 1, len - (eq + 1 - s));
+		if (alg != NULL && mode >= 0) {
+			set_mode(alg, mode);
+			return;
+		}
+	}
+	_gnutls_debug_log("afalg: ignoring '%.*s' in GNUTLS_AFALG\n", (int)len,
+			  s);
+}
+
+static void read_settings(void)
+{
+	const char *s = secure_getenv("GNUTLS_AFALG");
+	size_t len;
+	unsigned i;
+
+	for (i = 0; i < _afalg_algs_size; i++) {
+		_afalg_algs[i].mode = AFALG_MODE_AUTO;
+		_afalg_algs[i].forced = false;
+	}
+	while (s != NULL && *s != 0) {
+		len = strcspn(s, ", ");
+		if (len > 0)
+			parse_entry(s, len);
+		s += len;
+		s += strspn(s, ", ");
+	}
+
+	if (!_gnutls_fips_mode_enabled())
+		return;
+	/* the kernel is outside GnuTLS's module boundary */
+	for (i = 0; i < _afalg_algs_size; i++)
+		if (!_afalg_algs[i].forced ||
+		    _afalg_algs[i].mode != AFALG_MODE_KERNEL)
+			_afalg_algs[i].mode = AFALG_MODE_OFF;
+	_gnutls_debug_log(
+		"afalg: FIPS mode: only algorithms set to 'kernel' in GNUTLS_AFALG are used\n");
+}
+
+static const gnutls_crypto_cipher_st *cipher_ops(const struct afalg_alg *alg)
+{
+	if (alg->family == AFALG_CIPHER)
+		return &_afalg_cipher_ops;
+	if (alg->soft.cipher->setiv == NULL)
+		return &_afalg_aead_oneshot_ops;
+	return &_afalg_aead_ops;
+}
 
 /* Takes what GnuTLS has for the algorithm as the software path, then
  * registers the module in front of it. */
@@ -50,10 +160,7 @@ static int register_alg(struct afalg_alg *alg)
 		if (alg->soft.cipher == NULL)
 			alg->soft.cipher = &_gnutls_cipher_ops;
 		return gnutls_crypto_single_cipher_register(
-			alg->id, AFALG_PRIORITY,
-			alg->family == AFALG_AEAD ? &_afalg_aead_ops :
-						    &_afalg_cipher_ops,
-			0);
+			alg->id, AFALG_PRIORITY, cipher_ops(alg), 0);
 	case AFALG_MAC:
 		alg->soft.mac = _gnutls_get_crypto_mac(alg->id);
 		if (alg->soft.mac == NULL)
@@ -70,16 +177,14 @@ static int register_alg(struct afalg_alg *alg)
 	return gnutls_assert_val(GNUTLS_E_INTERNAL_ERROR);
 }
 
-static void log_registered(const struct afalg_alg *alg)
+/* kernel: every operation the kernel takes; auto: software until
+ * measured otherwise. */
+static void set_thresholds(struct afalg_alg *alg)
 {
-	char driver[128];
+	size_t t = alg->mode == AFALG_MODE_KERNEL ? 0 : AFALG_NEVER;
 
-	if (_gnutls_log_level < 2)
-		return;
-	_afalg_kernel_driver(alg->kname, driver, sizeof(driver));
-	_gnutls_debug_log("afalg: registered %s %s as %s (driver %s)\n",
-			  family_names[alg->family], _afalg_name(alg),
-			  alg->kname, driver);
+	alg->threshold[0] = t;
+	alg->threshold[1] = t;
 }
 
 int _gnutls_afalg_init(void)
@@ -87,27 +192,34 @@ int _gnutls_afalg_init(void)
 	unsigned i, registered = 0;
 	int ret;
 
-	if (!_afalg_kernel_present())
+	read_settings();
+	for (i = 0; i < _afalg_algs_size; i++)
+		if (_afalg_algs[i].mode != AFALG_MODE_OFF)
+			break;
+	if (i == _afalg_algs_size || !_afalg_kernel_present())
 		return 0;
+	_afalg_kernel_init();
 
 	for (i = 0; i < _afalg_algs_size; i++) {
 		struct afalg_alg *alg = &_afalg_algs[i];
 
-		if (!_afalg_kernel_offers(alg)) {
-			_gnutls_debug_log("afalg: kernel has no %s\n",
-					  alg->kname);
+		alg->absent = false;
+		alg->announced = false;
+		if (alg->mode == AFALG_MODE_OFF)
 			continue;
-		}
+		set_thresholds(alg);
 		ret = register_alg(alg);
 		if (ret < 0) {
 			_gnutls_debug_log("afalg: cannot register %s: %s\n",
-					  _afalg_name(alg),
+					  _afalg_label(alg),
 					  gnutls_strerror(ret));
 			continue;
 		}
-		alg->kernel = true;
+		alg->registered = true;
 		registered++;
-		log_registered(alg);
+		_gnutls_debug_log("afalg: registered %s %s (%s), mode %s\n",
+				  family_names[alg->family], _afalg_label(alg),
+				  alg->kname, mode_names[alg->mode]);
 	}
 	_gnutls_debug_log("afalg: %u of %u algorithms registered\n", registered,
 			  _afalg_algs_size);
@@ -125,12 +237,13 @@ void _gnutls_afalg_deinit(void)
 		struct afalg_alg *alg = &_afalg_algs[i];
 		unsigned long kernel_ops, soft_ops;
 
-		if (!alg->kernel)
+		if (!alg->registered)
 			continue;
-		alg->kernel = false;
-		kernel_ops =
-			__atomic_load_n(&alg->kernel_ops, __ATOMIC_RELAXED);
-		soft_ops = __atomic_load_n(&alg->soft_ops, __ATOMIC_RELAXED);
+		alg->registered = false;
+		kernel_ops = __atomic_exchange_n(&alg->kernel_ops, 0,
+						 __ATOMIC_RELAXED);
+		soft_ops = __atomic_exchange_n(&alg->soft_ops, 0,
+					       __ATOMIC_RELAXED);
 		if (kernel_ops + soft_ops == 0)
 			continue;
 		_gnutls_debug_log(

@@ -39,10 +39,11 @@
 		.tag_size = _tag, .block_size = 1, .flags = _flags    \
 	}
 
-#define MAC(_id, _kname, _key, _out, _block)                                  \
+#define MAC(_id, _label, _kname, _key, _out, _block)                          \
 	{                                                                     \
-		.family = AFALG_MAC, .id = GNUTLS_MAC_##_id, .kname = _kname, \
-		.key_size = _key, .tag_size = _out, .block_size = _block      \
+		.family = AFALG_MAC, .id = GNUTLS_MAC_##_id, .label = _label, \
+		.kname = _kname, .key_size = _key, .tag_size = _out,          \
+		.block_size = _block                                          \
 	}
 
 #define DIGEST(_id, _kname, _out, _block)                               \
@@ -66,13 +67,13 @@ struct afalg_alg _afalg_algs[] = {
 	AEAD(AES_256_CCM_8, "ccm(aes)", 32, 12, 8, AFALG_CCM_NONCE),
 	AEAD(CHACHA20_POLY1305, "rfc7539(chacha20,poly1305)", 32, 12, 16, 0),
 
-	MAC(SHA1, "hmac(sha1)", 0, 20, 64),
-	MAC(SHA224, "hmac(sha224)", 0, 28, 64),
-	MAC(SHA256, "hmac(sha256)", 0, 32, 64),
-	MAC(SHA384, "hmac(sha384)", 0, 48, 128),
-	MAC(SHA512, "hmac(sha512)", 0, 64, 128),
-	MAC(AES_CMAC_128, "cmac(aes)", 16, 16, 16),
-	MAC(AES_CMAC_256, "cmac(aes)", 32, 16, 16),
+	MAC(SHA1, "HMAC-SHA1", "hmac(sha1)", 0, 20, 64),
+	MAC(SHA224, "HMAC-SHA224", "hmac(sha224)", 0, 28, 64),
+	MAC(SHA256, "HMAC-SHA256", "hmac(sha256)", 0, 32, 64),
+	MAC(SHA384, "HMAC-SHA384", "hmac(sha384)", 0, 48, 128),
+	MAC(SHA512, "HMAC-SHA512", "hmac(sha512)", 0, 64, 128),
+	MAC(AES_CMAC_128, "AES-CMAC-128", "cmac(aes)", 16, 16, 16),
+	MAC(AES_CMAC_256, "AES-CMAC-256", "cmac(aes)", 32, 16, 16),
 
 	DIGEST(SHA1, "sha1", 20, 64),
 	DIGEST(SHA224, "sha224", 28, 64),
@@ -124,8 +125,22 @@ bool _afalg_nonce_ok(const struct afalg_alg *alg, size_t nonce_size)
 	return nonce_size == alg->iv_size;
 }
 
+/* The name an operator uses for the algorithm (GNUTLS_AFALG): GnuTLS's
+ * own, except for MACs, whose HMAC names would be those of the digests. */
+const char *_afalg_label(const struct afalg_alg *alg)
+{
+	return alg->label != NULL ? alg->label : _afalg_name(alg);
+}
+
 void _afalg_count(struct afalg_alg *alg, bool kernel)
 {
 	__atomic_fetch_add(kernel ? &alg->kernel_ops : &alg->soft_ops, 1,
 			   __ATOMIC_RELAXED);
+}
+
+/* Does an operation of this size go to the kernel?  dir: 0 encrypts or
+ * hashes, 1 decrypts. */
+bool _afalg_use_kernel(const struct afalg_alg *alg, unsigned dir, size_t size)
+{
+	return size >= alg->threshold[dir] && _afalg_kernel_usable(alg);
 }

@@ -18,123 +18,132 @@
  *
  */
 
-/* Ciphers and AEAD ciphers.  A context holds a kernel handle when the
- * kernel can do the work, and the software implementation GnuTLS had
- * before the module, created on first use.  Whatever the kernel cannot do
- * (a request too large, sizes it does not take, an error) goes to the
- * software context, so no GnuTLS call fails for lack of a kernel. */
+/* Ciphers and AEAD ciphers.  A context always has the software
+ * implementation GnuTLS had before the module, which holds the key and
+ * checks it, and serves every call the kernel does not take: the
+ * incremental AEAD calls, sizes the kernel refuses, operations below
+ * the algorithm's threshold, and any kernel failure.  A kernel socket is
+ * opened when an operation first goes to the kernel, in the process that
+ * uses it (a child after fork() opens its own).
+ *
+ * The module keeps the CBC chaining value itself, and hands it to
+ * whichever path does the next call, so that calls can alternate between
+ * kernel and software in both directions. */
 
 #include "config.h"
 #include "afalg-int.h"
 #include "errors.h"
-#include "mem.h"
+#include "atfork.h"
 
+#include <errno.h>
 #include <string.h>
 
 struct afalg_cipher_ctx {
 	struct afalg_alg *alg;
-	struct kcapi_handle *kh; /* NULL: software only */
-	void *soft_ctx; /* created on first software use */
+	const gnutls_crypto_cipher_st *soft_ops;
+	void *soft;
 	int enc;
+	bool keyed;
+	bool kernel_key; /* the kernel takes this key */
+	bool soft_iv_stale; /* the kernel moved iv on: tell software */
+	int op; /* kernel operation socket, or -1 */
+	unsigned forkid; /* process that opened op */
 	uint8_t key[AFALG_MAX_KEY_SIZE];
 	size_t key_size;
-	bool key_set;
-	uint8_t iv[AFALG_MAX_IV_SIZE]; /* CBC chaining value */
+	uint8_t iv[AFALG_MAX_IV_SIZE]; /* IV, or CBC chaining value */
 	size_t iv_size;
 };
-
-static const gnutls_crypto_cipher_st *soft_ops(struct afalg_cipher_ctx *ctx)
-{
-	return ctx->alg->soft.cipher;
-}
-
-/* Stops using the kernel for this context; the software context takes
- * over from the current key and chaining value. */
-static void drop_kernel(struct afalg_cipher_ctx *ctx)
-{
-	_afalg_kernel_close(ctx->alg, ctx->kh);
-	ctx->kh = NULL;
-}
-
-static int soft_ctx(struct afalg_cipher_ctx *ctx)
-{
-	const gnutls_crypto_cipher_st *ops = soft_ops(ctx);
-	int ret;
-
-	if (ctx->soft_ctx != NULL)
-		return 0;
-	ret = ops->init(ctx->alg->id, &ctx->soft_ctx, ctx->enc);
-	if (ret < 0) {
-		ctx->soft_ctx = NULL;
-		return gnutls_assert_val(ret);
-	}
-	if (ctx->key_set) {
-		ret = ops->setkey(ctx->soft_ctx, ctx->key, ctx->key_size);
-		if (ret < 0)
-			return gnutls_assert_val(ret);
-	}
-	if (ctx->iv_size > 0 && ops->setiv != NULL) {
-		ret = ops->setiv(ctx->soft_ctx, ctx->iv, ctx->iv_size);
-		if (ret < 0)
-			return gnutls_assert_val(ret);
-	}
-	return 0;
-}
 
 static int afalg_cipher_init(gnutls_cipher_algorithm_t algo, void **_ctx,
 			     int enc)
 {
-	struct afalg_cipher_ctx *ctx;
 	struct afalg_alg *alg = _afalg_find(AFALG_CIPHER, algo);
+	struct afalg_cipher_ctx *ctx;
+	int ret;
 
 	if (alg == NULL)
 		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
-
 	ctx = gnutls_calloc(1, sizeof(*ctx));
 	if (ctx == NULL)
 		return gnutls_assert_val(GNUTLS_E_MEMORY_ERROR);
 	ctx->alg = alg;
+	ctx->soft_ops = alg->soft.cipher;
 	ctx->enc = enc;
-	if (alg->kernel)
-		_afalg_kernel_open(alg, &ctx->kh);
+	ctx->op = -1;
+	ret = ctx->soft_ops->init(algo, &ctx->soft, enc);
+	if (ret < 0) {
+		gnutls_free(ctx);
+		return ret;
+	}
 	*_ctx = ctx;
 	return 0;
 }
 
+/* Software checks every key, as it would without the module.  A new key
+ * goes into a new software context, so that a refused key leaves the
+ * context exactly as it was. */
 static int afalg_cipher_setkey(void *_ctx, const void *key, size_t key_size)
 {
 	struct afalg_cipher_ctx *ctx = _ctx;
+	void *soft = ctx->soft;
+	int ret;
 
-	if (key_size > sizeof(ctx->key))
-		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
-	memcpy(ctx->key, key, key_size);
-	ctx->key_size = key_size;
-	ctx->key_set = true;
+	if (ctx->keyed) {
+		ret = ctx->soft_ops->init(ctx->alg->id, &soft, ctx->enc);
+		if (ret < 0)
+			return gnutls_assert_val(ret);
+	}
+	ret = ctx->soft_ops->setkey(soft, key, key_size);
+	if (ret < 0) {
+		if (soft != ctx->soft)
+			ctx->soft_ops->deinit(soft);
+		return gnutls_assert_val(ret);
+	}
+	if (soft != ctx->soft) {
+		ctx->soft_ops->deinit(ctx->soft);
+		ctx->soft = soft;
+		ctx->soft_iv_stale = ctx->iv_size > 0;
+	}
+	ctx->keyed = true;
 
-	/* a key the kernel refuses may still be one for software */
-	if (ctx->kh != NULL &&
-	    (key_size != ctx->alg->key_size ||
-	     _afalg_kernel_setkey(ctx->alg, ctx->kh, key, key_size) < 0))
-		drop_kernel(ctx);
+	/* the kernel socket has the old key: the next kernel operation
+	 * opens one with the new key */
+	_afalg_kernel_close(&ctx->op);
+	gnutls_memset(ctx->key, 0, sizeof(ctx->key));
+	ctx->kernel_key = key_size == ctx->alg->key_size;
+	ctx->key_size = ctx->kernel_key ? key_size : 0;
+	memcpy(ctx->key, key, ctx->key_size);
+	return 0;
+}
 
-	if (ctx->soft_ctx != NULL)
-		return soft_ops(ctx)->setkey(ctx->soft_ctx, key, key_size);
-	if (ctx->kh == NULL)
-		return soft_ctx(ctx);
+/* Before software continues what the kernel did. */
+static int sync_soft(struct afalg_cipher_ctx *ctx)
+{
+	int ret;
+
+	if (!ctx->soft_iv_stale)
+		return 0;
+	ret = ctx->soft_ops->setiv(ctx->soft, ctx->iv, ctx->iv_size);
+	if (ret < 0)
+		return gnutls_assert_val(ret);
+	ctx->soft_iv_stale = false;
 	return 0;
 }
 
 static int afalg_cipher_setiv(void *_ctx, const void *iv, size_t iv_size)
 {
 	struct afalg_cipher_ctx *ctx = _ctx;
+	int ret;
 
-	if (iv_size != ctx->alg->iv_size)
+	if (ctx->soft_ops->setiv == NULL)
 		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
-	memcpy(ctx->iv, iv, iv_size);
-	ctx->iv_size = iv_size;
-	if (ctx->soft_ctx == NULL)
-		return 0;
-	return soft_ops(ctx)->setiv(ctx->soft_ctx, iv, iv_size);
+	ret = ctx->soft_ops->setiv(ctx->soft, iv, iv_size);
+	if (ret < 0)
+		return gnutls_assert_val(ret);
+	ctx->iv_size = iv_size <= sizeof(ctx->iv) ? iv_size : 0;
+	memcpy(ctx->iv, iv, ctx->iv_size);
+	ctx->soft_iv_stale = false;
+	return 0;
 }
 
 static int afalg_cipher_getiv(void *_ctx, void *iv, size_t iv_size)
@@ -142,68 +151,116 @@ static int afalg_cipher_getiv(void *_ctx, void *iv, size_t iv_size)
 	struct afalg_cipher_ctx *ctx = _ctx;
 	int ret;
 
-	if (ctx->kh != NULL) {
-		if (iv_size < ctx->iv_size)
-			return gnutls_assert_val(GNUTLS_E_SHORT_MEMORY_BUFFER);
-		memcpy(iv, ctx->iv, ctx->iv_size);
-		return ctx->iv_size;
-	}
-	ret = soft_ctx(ctx);
-	if (ret < 0)
-		return gnutls_assert_val(ret);
-	if (soft_ops(ctx)->getiv == NULL)
+	if (ctx->soft_ops->getiv == NULL)
 		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
-	return soft_ops(ctx)->getiv(ctx->soft_ctx, iv, iv_size);
+	ret = sync_soft(ctx);
+	if (ret < 0)
+		return ret;
+	return ctx->soft_ops->getiv(ctx->soft, iv, iv_size);
 }
 
-/* CBC requests are whole blocks, and are split and chained as needed;
- * an XTS call is one data unit, which must fit in one request. */
-static bool cipher_in_kernel(struct afalg_cipher_ctx *ctx, size_t size)
+/* The kernel socket of this process, opened if need be. */
+static int kernel_op(struct afalg_cipher_ctx *ctx)
+{
+	/* a child must not share its parent's socket: requests of the two
+	 * processes would interleave */
+	if (ctx->op >= 0 && _gnutls_detect_fork(ctx->forkid))
+		_afalg_kernel_close(&ctx->op);
+	if (ctx->op >= 0)
+		return 0;
+	ctx->forkid = _gnutls_get_forkid();
+	return _afalg_kernel_open(ctx->alg, ctx->key, ctx->key_size, &ctx->op);
+}
+
+/* CBC takes whole blocks, split into requests; an XTS call is one data
+ * unit, which must fit in one request. */
+static bool cipher_in_kernel(struct afalg_cipher_ctx *ctx, int enc, size_t size)
 {
 	const struct afalg_alg *alg = ctx->alg;
 
-	if (ctx->kh == NULL || alg->family != AFALG_CIPHER ||
-	    ctx->iv_size != alg->iv_size)
+	if (!ctx->kernel_key || ctx->iv_size != alg->iv_size || size == 0)
 		return false;
-	if (alg->flags & AFALG_CHAIN_IV)
-		return size % alg->block_size == 0;
-	return size >= alg->block_size && size <= AFALG_CIPHER_CHUNK;
+	if (alg->flags & AFALG_CHAIN_IV) {
+		if (size % alg->block_size != 0)
+			return false;
+	} else if (size < alg->block_size || size > AFALG_MAX_REQUEST) {
+		return false;
+	}
+	return _afalg_use_kernel(alg, !enc, size);
+}
+
+/* Returns how many bytes the kernel did; after a failure, software
+ * continues from there with the chaining value in ctx->iv (the kernel
+ * layer leaves the input of a failed request untouched). */
+static size_t kernel_crypt(struct afalg_cipher_ctx *ctx, int enc,
+			   const uint8_t *in, uint8_t *out, size_t size)
+{
+	bool chain = ctx->alg->flags & AFALG_CHAIN_IV;
+	size_t done = 0, len, n = ctx->iv_size;
+	uint8_t next_iv[AFALG_MAX_IV_SIZE];
+
+	if (kernel_op(ctx) < 0)
+		return 0;
+	while (done < size) {
+		len = chain ? MIN(size - done, AFALG_MAX_REQUEST) : size;
+		/* decrypting in place overwrites the next chaining value */
+		if (chain && !enc)
+			memcpy(next_iv, in + done + len - n, n);
+		if (_afalg_kernel_cipher(ctx->op, enc, ctx->iv, n, in + done,
+					 out + done, len) < 0) {
+			_afalg_kernel_close(&ctx->op);
+			break;
+		}
+		if (chain) {
+			memcpy(ctx->iv, enc ? out + done + len - n : next_iv,
+			       n);
+			ctx->soft_iv_stale = true;
+		}
+		done += len;
+	}
+	return done;
+}
+
+static int soft_crypt(struct afalg_cipher_ctx *ctx, int enc, const uint8_t *in,
+		      size_t size, uint8_t *out, size_t out_size)
+{
+	bool chain = (ctx->alg->flags & AFALG_CHAIN_IV) &&
+		     ctx->iv_size == ctx->alg->iv_size && size >= ctx->iv_size;
+	size_t n = ctx->iv_size;
+	uint8_t next_iv[AFALG_MAX_IV_SIZE];
+	int ret;
+
+	ret = sync_soft(ctx);
+	if (ret < 0)
+		return ret;
+	if (chain && !enc)
+		memcpy(next_iv, in + size - n, n);
+	if (enc)
+		ret = ctx->soft_ops->encrypt(ctx->soft, in, size, out,
+					     out_size);
+	else
+		ret = ctx->soft_ops->decrypt(ctx->soft, in, size, out,
+					     out_size);
+	if (ret == 0 && chain)
+		memcpy(ctx->iv, enc ? out + size - n : next_iv, n);
+	return ret;
 }
 
 static int cipher_crypt(struct afalg_cipher_ctx *ctx, int enc, const void *in,
 			size_t in_size, void *out, size_t out_size)
 {
-	const gnutls_crypto_cipher_st *ops = soft_ops(ctx);
-	int ret;
+	size_t done = 0;
 
-	if (out_size < in_size)
-		return gnutls_assert_val(GNUTLS_E_SHORT_MEMORY_BUFFER);
-
-	if (cipher_in_kernel(ctx, in_size)) {
-		size_t done = 0;
-
-		ret = _afalg_kernel_cipher(ctx->alg, ctx->kh, enc, ctx->iv, in,
-					   out, in_size, &done);
-		if (ret == 0) {
+	if (out_size >= in_size && cipher_in_kernel(ctx, enc, in_size)) {
+		done = kernel_crypt(ctx, enc, in, out, in_size);
+		if (done == in_size) {
 			_afalg_count(ctx->alg, true);
 			return 0;
 		}
-		/* software continues after the last completed request, from
-		 * the chaining value that ctx->iv holds for it */
-		drop_kernel(ctx);
-		in = (const uint8_t *)in + done;
-		out = (uint8_t *)out + done;
-		in_size -= done;
-		out_size -= done;
 	}
-
-	ret = soft_ctx(ctx);
-	if (ret < 0)
-		return gnutls_assert_val(ret);
 	_afalg_count(ctx->alg, false);
-	if (enc)
-		return ops->encrypt(ctx->soft_ctx, in, in_size, out, out_size);
-	return ops->decrypt(ctx->soft_ctx, in, in_size, out, out_size);
+	return soft_crypt(ctx, enc, (const uint8_t *)in + done, in_size - done,
+			  (uint8_t *)out + done, out_size - done);
 }
 
 static int afalg_cipher_encrypt(void *ctx, const void *in, size_t in_size,
@@ -218,20 +275,109 @@ static int afalg_cipher_decrypt(void *ctx, const void *in, size_t in_size,
 	return cipher_crypt(ctx, 0, in, in_size, out, out_size);
 }
 
-/* The kernel takes the algorithm's own nonce and tag sizes only, and one
- * request at a time.  A decryption with neither AAD nor text is left to
- * software too: its empty result cannot be read back, and the unread
- * request would spoil the socket for the next one. */
+/* The incremental AEAD calls (gnutls_cipher_init() with an AEAD
+ * algorithm, and gnutls_aead_cipher_encryptv() for GCM and
+ * ChaCha20-Poly1305) are software's: the kernel gives no result before
+ * it has the whole message. */
+static int afalg_aead_crypt(struct afalg_cipher_ctx *ctx, int enc,
+			    const void *in, size_t in_size, void *out,
+			    size_t out_size)
+{
+	int ret = sync_soft(ctx);
+
+	if (ret < 0)
+		return ret;
+	if ((enc ? ctx->soft_ops->encrypt : ctx->soft_ops->decrypt) == NULL)
+		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
+	_afalg_count(ctx->alg, false);
+	if (enc)
+		return ctx->soft_ops->encrypt(ctx->soft, in, in_size, out,
+					      out_size);
+	return ctx->soft_ops->decrypt(ctx->soft, in, in_size, out, out_size);
+}
+
+static int afalg_aead_encrypt_part(void *ctx, const void *in, size_t in_size,
+				   void *out, size_t out_size)
+{
+	return afalg_aead_crypt(ctx, 1, in, in_size, out, out_size);
+}
+
+static int afalg_aead_decrypt_part(void *ctx, const void *in, size_t in_size,
+				   void *out, size_t out_size)
+{
+	return afalg_aead_crypt(ctx, 0, in, in_size, out, out_size);
+}
+
+static int afalg_aead_auth(void *_ctx, const void *data, size_t size)
+{
+	struct afalg_cipher_ctx *ctx = _ctx;
+	int ret;
+
+	if (ctx->soft_ops->auth == NULL)
+		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
+	ret = sync_soft(ctx);
+	if (ret < 0)
+		return ret;
+	return ctx->soft_ops->auth(ctx->soft, data, size);
+}
+
+static void afalg_aead_tag(void *_ctx, void *tag, size_t size)
+{
+	struct afalg_cipher_ctx *ctx = _ctx;
+
+	if (ctx->soft_ops->tag != NULL)
+		ctx->soft_ops->tag(ctx->soft, tag, size);
+}
+
+/* The kernel takes the algorithm's own nonce and tag sizes, one request
+ * at a time.  A decryption with neither AAD nor text is left to
+ * software: its empty result cannot be read back. */
 static bool aead_in_kernel(struct afalg_cipher_ctx *ctx, int enc,
 			   size_t nonce_size, size_t auth_size,
 			   size_t text_size, size_t tag_size)
 {
 	const struct afalg_alg *alg = ctx->alg;
 
-	return ctx->kh != NULL && alg->family == AFALG_AEAD &&
-	       _afalg_nonce_ok(alg, nonce_size) && tag_size == alg->tag_size &&
-	       auth_size + text_size + tag_size <= AFALG_AEAD_MAX_REQUEST &&
-	       (enc || auth_size + text_size > 0);
+	return ctx->kernel_key && _afalg_nonce_ok(alg, nonce_size) &&
+	       tag_size == alg->tag_size &&
+	       auth_size + text_size + tag_size <= AFALG_MAX_REQUEST &&
+	       (enc || auth_size + text_size > 0) &&
+	       _afalg_use_kernel(alg, !enc, text_size);
+}
+
+/* The kernel's ccm(aes) takes the first counter block: the length of the
+ * length field minus one, then the nonce (RFC 3610). */
+static size_t kernel_iv(const struct afalg_alg *alg, const void *nonce,
+			size_t nonce_size, uint8_t iv[AFALG_MAX_IV_SIZE])
+{
+	if (!(alg->flags & AFALG_CCM_NONCE)) {
+		memcpy(iv, nonce, nonce_size);
+		return nonce_size;
+	}
+	memset(iv, 0, AFALG_MAX_IV_SIZE);
+	iv[0] = 15 - nonce_size - 1;
+	memcpy(iv + 1, nonce, nonce_size);
+	return AFALG_MAX_IV_SIZE;
+}
+
+static int aead_kernel(struct afalg_cipher_ctx *ctx, int enc, const void *nonce,
+		       size_t nonce_size, const void *auth, size_t auth_size,
+		       const void *in, size_t in_size, void *out,
+		       size_t out_size)
+{
+	uint8_t iv[AFALG_MAX_IV_SIZE];
+	size_t iv_size = kernel_iv(ctx->alg, nonce, nonce_size, iv);
+	int ret;
+
+	ret = kernel_op(ctx);
+	if (ret < 0)
+		return ret;
+	ret = _afalg_kernel_aead(ctx->op, enc, iv, iv_size, auth, auth_size, in,
+				 in_size, out, out_size);
+	/* after a tag failure the socket is ready for the next request */
+	if (ret < 0 && ret != GNUTLS_E_DECRYPTION_FAILED)
+		_afalg_kernel_close(&ctx->op);
+	return ret;
 }
 
 static int afalg_aead_encrypt(void *_ctx, const void *nonce, size_t nonce_size,
@@ -240,69 +386,58 @@ static int afalg_aead_encrypt(void *_ctx, const void *nonce, size_t nonce_size,
 			      size_t plain_size, void *encr, size_t encr_size)
 {
 	struct afalg_cipher_ctx *ctx = _ctx;
-	int ret;
 
-	if (encr_size < plain_size + tag_size)
-		return gnutls_assert_val(GNUTLS_E_SHORT_MEMORY_BUFFER);
-
-	if (aead_in_kernel(ctx, 1, nonce_size, auth_size, plain_size,
-			   tag_size)) {
-		ret = _afalg_kernel_aead(ctx->alg, ctx->kh, 1, nonce,
-					 nonce_size, auth, auth_size, plain,
-					 plain_size, encr, tag_size);
-		if (ret == 0) {
-			_afalg_count(ctx->alg, true);
-			return 0;
-		}
-		drop_kernel(ctx);
+	if (encr_size >= plain_size + tag_size &&
+	    aead_in_kernel(ctx, 1, nonce_size, auth_size, plain_size,
+			   tag_size) &&
+	    aead_kernel(ctx, 1, nonce, nonce_size, auth, auth_size, plain,
+			plain_size, encr, plain_size + tag_size) == 0) {
+		_afalg_count(ctx->alg, true);
+		return 0;
 	}
-
-	ret = soft_ctx(ctx);
-	if (ret < 0)
-		return gnutls_assert_val(ret);
-	if (soft_ops(ctx)->aead_encrypt == NULL)
+	if (ctx->soft_ops->aead_encrypt == NULL)
 		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
 	_afalg_count(ctx->alg, false);
-	return soft_ops(ctx)->aead_encrypt(ctx->soft_ctx, nonce, nonce_size,
-					   auth, auth_size, tag_size, plain,
+	return ctx->soft_ops->aead_encrypt(ctx->soft, nonce, nonce_size, auth,
+					   auth_size, tag_size, plain,
 					   plain_size, encr, encr_size);
 }
 
+/* Software has the last word on anything the kernel did not decrypt,
+ * a tag failure included: a forged message fails in both, and a kernel
+ * that rejects a valid one is a kernel failure, not the peer's.  A
+ * failed decryption leaves no plaintext behind. */
 static int afalg_aead_decrypt(void *_ctx, const void *nonce, size_t nonce_size,
 			      const void *auth, size_t auth_size,
 			      size_t tag_size, const void *encr,
 			      size_t encr_size, void *plain, size_t plain_size)
 {
 	struct afalg_cipher_ctx *ctx = _ctx;
+	size_t text_size = encr_size >= tag_size ? encr_size - tag_size : 0;
+	bool kernel_rejected = false;
 	int ret;
 
-	if (encr_size < tag_size)
-		return gnutls_assert_val(GNUTLS_E_DECRYPTION_FAILED);
-	if (plain_size < encr_size - tag_size)
-		return gnutls_assert_val(GNUTLS_E_SHORT_MEMORY_BUFFER);
-
-	if (aead_in_kernel(ctx, 0, nonce_size, auth_size, encr_size - tag_size,
+	if (encr_size >= tag_size && plain_size >= text_size &&
+	    aead_in_kernel(ctx, 0, nonce_size, auth_size, text_size,
 			   tag_size)) {
-		ret = _afalg_kernel_aead(ctx->alg, ctx->kh, 0, nonce,
-					 nonce_size, auth, auth_size, encr,
-					 encr_size, plain, tag_size);
-		if (ret == 0 || ret == GNUTLS_E_DECRYPTION_FAILED) {
+		ret = aead_kernel(ctx, 0, nonce, nonce_size, auth, auth_size,
+				  encr, encr_size, plain, text_size);
+		if (ret == 0) {
 			_afalg_count(ctx->alg, true);
-			return ret;
+			return 0;
 		}
-		drop_kernel(ctx);
+		kernel_rejected = ret == GNUTLS_E_DECRYPTION_FAILED;
 	}
-
-	ret = soft_ctx(ctx);
-	if (ret < 0)
-		return gnutls_assert_val(ret);
-	if (soft_ops(ctx)->aead_decrypt == NULL)
+	if (ctx->soft_ops->aead_decrypt == NULL)
 		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
-	_afalg_count(ctx->alg, false);
-	ret = soft_ops(ctx)->aead_decrypt(ctx->soft_ctx, nonce, nonce_size,
-					  auth, auth_size, tag_size, encr,
-					  encr_size, plain, plain_size);
-	/* a forged message leaves no plaintext behind */
+	ret = ctx->soft_ops->aead_decrypt(ctx->soft, nonce, nonce_size, auth,
+					  auth_size, tag_size, encr, encr_size,
+					  plain, plain_size);
+	if (kernel_rejected && ret == 0) {
+		_afalg_kernel_failed("tag check of a valid message", EBADMSG);
+		_afalg_kernel_close(&ctx->op);
+	}
+	_afalg_count(ctx->alg, kernel_rejected && ret < 0);
 	if (ret < 0)
 		gnutls_memset(plain, 0, plain_size);
 	return ret;
@@ -312,10 +447,9 @@ static void afalg_cipher_deinit(void *_ctx)
 {
 	struct afalg_cipher_ctx *ctx = _ctx;
 
-	drop_kernel(ctx);
-	if (ctx->soft_ctx != NULL)
-		soft_ops(ctx)->deinit(ctx->soft_ctx);
-	zeroize_key(ctx, sizeof(*ctx));
+	_afalg_kernel_close(&ctx->op);
+	ctx->soft_ops->deinit(ctx->soft);
+	gnutls_memset(ctx, 0, sizeof(*ctx));
 	gnutls_free(ctx);
 }
 
@@ -329,12 +463,26 @@ const gnutls_crypto_cipher_st _afalg_cipher_ops = {
 	.deinit = afalg_cipher_deinit,
 };
 
-/* AEAD is one-shot only, the way GnuTLS expects an AEAD-only backend:
- * gnutls_aead_cipher_encryptv() then gathers its input for the one-shot
- * call instead of using gnutls_cipher_encrypt() piecewise (TLS 1.3 sends
- * its records that way), and a gnutls_cipher_init() with an IV, the
- * incremental AEAD API, is given GnuTLS's Nettle implementation. */
+/* Every call GnuTLS may make on an AEAD cipher: the one-shot ones, which
+ * may go to the kernel, and the incremental ones, which stay in the
+ * software implementation (the x86 code where there is one).  Where that
+ * implementation is one-shot only (x86 CCM), so is the module, and
+ * GnuTLS treats it as it would treat the software alone. */
 const gnutls_crypto_cipher_st _afalg_aead_ops = {
+	.init = afalg_cipher_init,
+	.setkey = afalg_cipher_setkey,
+	.setiv = afalg_cipher_setiv,
+	.getiv = afalg_cipher_getiv,
+	.encrypt = afalg_aead_encrypt_part,
+	.decrypt = afalg_aead_decrypt_part,
+	.aead_encrypt = afalg_aead_encrypt,
+	.aead_decrypt = afalg_aead_decrypt,
+	.auth = afalg_aead_auth,
+	.tag = afalg_aead_tag,
+	.deinit = afalg_cipher_deinit,
+};
+
+const gnutls_crypto_cipher_st _afalg_aead_oneshot_ops = {
 	.init = afalg_cipher_init,
 	.setkey = afalg_cipher_setkey,
 	.aead_encrypt = afalg_aead_encrypt,

@@ -18,20 +18,32 @@
  *
  */
 
-/* The only file that talks to the kernel crypto API.  Functions return 0
- * or a GNUTLS_E_* code; a kernel error is logged here and the callers fall
- * back to software where they can. */
+/* The only file that talks to the kernel crypto API, through the AF_ALG
+ * socket interface.  Every socket is opened close-on-exec (socket() and
+ * accept4() with SOCK_CLOEXEC), so none can reach a program the
+ * application executes, whichever thread forks.
+ *
+ * A kernel context is a single operation socket: the transformation
+ * socket it was accepted from holds the key and is closed at once (the
+ * operation socket keeps it alive), so a context costs one descriptor.
+ * Digests accept from one unkeyed transformation socket per algorithm.
+ *
+ * Every system call goes through a seam that tests can make fail
+ * (_gnutls_afalg_fault()). */
 
 #include "config.h"
 #include "afalg-int.h"
 #include "errors.h"
+#include "locks.h"
+#include "atfork.h"
+#include <accelerated/afalg.h>
 
 #include <errno.h>
-#include <kcapi.h>
 #include <linux/if_alg.h>
-#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -42,19 +54,648 @@
 #define SOL_ALG 279
 #endif
 
-static int kernel_error(const char *what, ssize_t ret)
+/* The fault seam.  A test names one call site, the errno to fail it with
+ * (or a short read or write), how many calls to let through first and
+ * how many to fail (0: all). */
+enum afalg_call {
+	CALL_SOCKET,
+	CALL_BIND,
+	CALL_ACCEPT,
+	CALL_SETKEY,
+	CALL_SETOPT,
+	CALL_SEND,
+	CALL_RECV,
+	N_CALLS
+};
+
+static const char *const call_names[N_CALLS] = {
+	"socket", "bind", "accept", "setkey", "setopt", "send", "recv",
+};
+
+#define FAULT_SHORT (-1)
+#define FAULT_PASS (-2) /* counts the calls, fails none */
+
+static const struct {
+	const char *name;
+	int err;
+} fault_errors[] = {
+	{ "ENOMEM", ENOMEM }, { "EINVAL", EINVAL },	{ "EBUSY", EBUSY },
+	{ "EAGAIN", EAGAIN }, { "EINTR", EINTR },	{ "EMFILE", EMFILE },
+	{ "EPERM", EPERM },   { "EBADMSG", EBADMSG },	{ "ENOKEY", ENOKEY },
+	{ "EIO", EIO },	      { "SHORT", FAULT_SHORT }, { "PASS", FAULT_PASS },
+};
+
+static struct {
+	bool active;
+	enum afalg_call call;
+	int err;
+	unsigned skip;
+	unsigned count;
+	unsigned injected;
+} fault;
+
+/* Returns the errno the call must fail with, FAULT_SHORT, or 0. */
+static int fault_check(enum afalg_call call)
 {
-	if (ret == -EBADMSG)
-		return GNUTLS_E_DECRYPTION_FAILED;
-	_gnutls_debug_log("afalg: %s failed: %s\n", what, strerror((int)-ret));
+	if (likely(!__atomic_load_n(&fault.active, __ATOMIC_ACQUIRE)))
+		return 0;
+	if (fault.call != call)
+		return 0;
+	if (fault.skip > 0) {
+		fault.skip--;
+		return 0;
+	}
+	if (fault.count > 0 && fault.injected >= fault.count)
+		return 0;
+	fault.injected++;
+	return fault.err;
+}
+
+/* Descriptors: at most a quarter of RLIMIT_NOFILE, so that the
+ * application keeps the rest; beyond it, contexts use software. */
+static unsigned fd_count;
+static unsigned fd_cap;
+
+static unsigned fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 64;
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (1U << 20))
+		return 1U << 18;
+	return rl.rlim_cur / 4;
+}
+
+static bool fd_reserve(void)
+{
+	if (__atomic_add_fetch(&fd_count, 1, __ATOMIC_RELAXED) <=
+	    __atomic_load_n(&fd_cap, __ATOMIC_RELAXED))
+		return true;
+	/* the application may have raised its limit since */
+	__atomic_store_n(&fd_cap, fd_limit(), __ATOMIC_RELAXED);
+	if (__atomic_load_n(&fd_count, __ATOMIC_RELAXED) <= fd_cap)
+		return true;
+	__atomic_sub_fetch(&fd_count, 1, __ATOMIC_RELAXED);
+	return false;
+}
+
+static void fd_release(void)
+{
+	__atomic_sub_fetch(&fd_count, 1, __ATOMIC_RELAXED);
+}
+
+/* Failures.  Running out of descriptors is the process's state, not the
+ * kernel's, and an unknown algorithm is remembered per row; anything
+ * else counts, and AFALG_MAX_FAILURES in a row turn the kernel off. */
+static unsigned failures;
+static bool kernel_off;
+
+void _afalg_kernel_failed(const char *what, int err)
+{
+	_gnutls_debug_log("afalg: %s failed: %s\n", what, strerror(err));
+	if (err == EMFILE || err == ENFILE)
+		return;
+	if (__atomic_add_fetch(&failures, 1, __ATOMIC_RELAXED) ==
+	    AFALG_MAX_FAILURES) {
+		__atomic_store_n(&kernel_off, true, __ATOMIC_RELAXED);
+		_gnutls_debug_log(
+			"afalg: %u kernel failures in a row: kernel path off for this process\n",
+			AFALG_MAX_FAILURES);
+	}
+}
+
+void _afalg_kernel_ok(void)
+{
+	if (unlikely(__atomic_load_n(&failures, __ATOMIC_RELAXED) != 0))
+		__atomic_store_n(&failures, 0, __ATOMIC_RELAXED);
+}
+
+bool _afalg_kernel_usable(const struct afalg_alg *alg)
+{
+	return !__atomic_load_n(&kernel_off, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&alg->absent, __ATOMIC_RELAXED);
+}
+
+static int sys_error(const char *what, int err)
+{
+	_afalg_kernel_failed(what, err);
 	return gnutls_assert_val(GNUTLS_E_INTERNAL_ERROR);
 }
 
-/* One socket() call tells whether the kernel has AF_ALG at all; only then
- * is libkcapi asked about algorithms, with its own error messages off. */
+/* The system calls, each behind the seam.  EINTR is retried a few times:
+ * a call interrupted before it did anything can be made again. */
+#define RETRIES 3
+
+static bool fault_fail(enum afalg_call call)
+{
+	int err = fault_check(call);
+
+	if (err <= 0)
+		return false;
+	errno = err;
+	return true;
+}
+
+static bool retry(long ret, int *tries)
+{
+	return ret < 0 && errno == EINTR && ++*tries < RETRIES;
+}
+
+static int sys_socket(void)
+{
+	int ret, tries = 0;
+
+	do
+		ret = fault_fail(CALL_SOCKET) ?
+			      -1 :
+			      socket(AF_ALG, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	while (retry(ret, &tries));
+	return ret;
+}
+
+static int sys_bind(int fd, const char *type, const char *name)
+{
+	struct sockaddr_alg sa = { .salg_family = AF_ALG };
+	int ret, tries = 0;
+
+	snprintf((char *)sa.salg_type, sizeof(sa.salg_type), "%s", type);
+	snprintf((char *)sa.salg_name, sizeof(sa.salg_name), "%s", name);
+	do
+		ret = fault_fail(CALL_BIND) ?
+			      -1 :
+			      bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	while (retry(ret, &tries));
+	return ret;
+}
+
+static int sys_accept(int fd)
+{
+	int ret, tries = 0;
+
+	do
+		ret = fault_fail(CALL_ACCEPT) ?
+			      -1 :
+			      accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+	while (retry(ret, &tries));
+	return ret;
+}
+
+/* ALG_SET_KEY, or ALG_SET_AEAD_AUTHSIZE (whose value is the length) */
+static int sys_setopt(enum afalg_call call, int fd, int opt, const void *val,
+		      size_t size)
+{
+	int ret, tries = 0;
+
+	do
+		ret = fault_fail(call) ?
+			      -1 :
+			      setsockopt(fd, SOL_ALG, opt, val, size);
+	while (retry(ret, &tries));
+	return ret;
+}
+
+/* A short read or write, for the seam: the last byte is left out. */
+static long shortened(long (*io)(int, struct msghdr *, int), int fd,
+		      struct msghdr *msg, int flags)
+{
+	struct iovec *last = NULL;
+	size_t i;
+	long ret;
+
+	for (i = 0; i < msg->msg_iovlen; i++)
+		if (msg->msg_iov[i].iov_len > 0)
+			last = &msg->msg_iov[i];
+	if (last == NULL)
+		return io(fd, msg, flags);
+	last->iov_len--;
+	ret = io(fd, msg, flags);
+	last->iov_len++;
+	return ret;
+}
+
+static long do_sendmsg(int fd, struct msghdr *msg, int flags)
+{
+	return sendmsg(fd, msg, flags);
+}
+
+static long do_recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	return recvmsg(fd, msg, flags);
+}
+
+static long sys_io(enum afalg_call call, int fd, struct msghdr *msg, int flags)
+{
+	long (*io)(int, struct msghdr *, int) = call == CALL_SEND ? do_sendmsg :
+								    do_recvmsg;
+	int err, tries = 0;
+	long ret;
+
+	do {
+		err = fault_check(call);
+		if (err == FAULT_SHORT)
+			return shortened(io, fd, msg, flags);
+		if (err > 0) {
+			errno = err;
+			ret = -1;
+		} else {
+			ret = io(fd, msg, flags);
+		}
+	} while (retry(ret, &tries));
+	return ret;
+}
+
+void _afalg_kernel_close(int *fd)
+{
+	if (*fd < 0)
+		return;
+	close(*fd);
+	fd_release();
+	*fd = -1;
+}
+
+/* A socket bound to the algorithm.  An unknown algorithm (ENOENT) is
+ * remembered, and not counted as a failure. */
+static int bind_alg(struct afalg_alg *alg, int *tfm)
+{
+	static const char *const types[] = {
+		[AFALG_CIPHER] = "skcipher",
+		[AFALG_AEAD] = "aead",
+		[AFALG_MAC] = "hash",
+		[AFALG_DIGEST] = "hash",
+	};
+	int err;
+
+	if (!fd_reserve())
+		return gnutls_assert_val(GNUTLS_E_MEMORY_ERROR);
+	*tfm = sys_socket();
+	if (*tfm < 0) {
+		err = errno;
+		fd_release();
+		return sys_error("socket", err);
+	}
+	if (sys_bind(*tfm, types[alg->family], alg->kname) < 0) {
+		err = errno;
+		_afalg_kernel_close(tfm);
+		if (err == ENOENT) {
+			__atomic_store_n(&alg->absent, true, __ATOMIC_RELAXED);
+			_gnutls_debug_log("afalg: kernel has no %s\n",
+					  alg->kname);
+			return gnutls_assert_val(
+				GNUTLS_E_UNIMPLEMENTED_FEATURE);
+		}
+		return sys_error(alg->kname, err);
+	}
+	if (unlikely(_gnutls_log_level >= 2) &&
+	    !__atomic_exchange_n(&alg->announced, true, __ATOMIC_RELAXED)) {
+		char driver[128];
+
+		_afalg_kernel_driver(alg->kname, driver, sizeof(driver));
+		_gnutls_debug_log("afalg: %s %s runs on %s (driver %s)\n",
+				  types[alg->family], _afalg_label(alg),
+				  alg->kname, driver);
+	}
+	return 0;
+}
+
+static int accept_op(int from, int *op)
+{
+	int err;
+
+	if (!fd_reserve())
+		return gnutls_assert_val(GNUTLS_E_MEMORY_ERROR);
+	*op = sys_accept(from);
+	if (*op < 0) {
+		err = errno;
+		fd_release();
+		return sys_error("accept", err);
+	}
+	return 0;
+}
+
+/* Digests: one unkeyed transformation socket per algorithm, shared by
+ * all contexts and, after fork(), by parent and child (accept() on it
+ * only reads).  Idle operation sockets of one-shot calls are kept in a
+ * small pool per algorithm; a child does not use its parent's. */
+#define POOL_SIZE 2
+
+struct digest_slot {
+	int tfm;
+	int pool[POOL_SIZE];
+	unsigned pooled;
+	unsigned forkid;
+};
+
+static struct digest_slot *digest_slots;
+GNUTLS_STATIC_MUTEX(digest_lock);
+
+static struct digest_slot *digest_slot(const struct afalg_alg *alg)
+{
+	return digest_slots ? &digest_slots[alg - _afalg_algs] : NULL;
+}
+
+static void pool_drop(struct digest_slot *slot)
+{
+	while (slot->pooled > 0)
+		_afalg_kernel_close(&slot->pool[--slot->pooled]);
+}
+
+static int digest_accept(struct afalg_alg *alg, int *op)
+{
+	struct digest_slot *slot = digest_slot(alg);
+	int ret;
+
+	if (slot == NULL)
+		return gnutls_assert_val(GNUTLS_E_INTERNAL_ERROR);
+	if (gnutls_static_mutex_lock(&digest_lock) < 0)
+		return gnutls_assert_val(GNUTLS_E_LOCKING_ERROR);
+	ret = slot->tfm < 0 ? bind_alg(alg, &slot->tfm) : 0;
+	if (ret == 0) {
+		ret = accept_op(slot->tfm, op);
+		if (ret < 0) /* bind again next time */
+			_afalg_kernel_close(&slot->tfm);
+	}
+	gnutls_static_mutex_unlock(&digest_lock);
+	return ret;
+}
+
+static int pool_get(struct afalg_alg *alg, int *op)
+{
+	struct digest_slot *slot = digest_slot(alg);
+
+	*op = -1;
+	if (slot == NULL || gnutls_static_mutex_lock(&digest_lock) < 0)
+		return digest_accept(alg, op);
+	if (_gnutls_detect_fork(slot->forkid)) {
+		pool_drop(slot);
+		slot->forkid = _gnutls_get_forkid();
+	}
+	if (slot->pooled > 0)
+		*op = slot->pool[--slot->pooled];
+	gnutls_static_mutex_unlock(&digest_lock);
+	return *op >= 0 ? 0 : digest_accept(alg, op);
+}
+
+static void pool_put(struct afalg_alg *alg, int *op)
+{
+	struct digest_slot *slot = digest_slot(alg);
+
+	if (slot == NULL || gnutls_static_mutex_lock(&digest_lock) < 0) {
+		_afalg_kernel_close(op);
+		return;
+	}
+	if (slot->pooled < POOL_SIZE && !_gnutls_detect_fork(slot->forkid)) {
+		slot->pool[slot->pooled++] = *op;
+		*op = -1;
+	}
+	gnutls_static_mutex_unlock(&digest_lock);
+	_afalg_kernel_close(op);
+}
+
+/* A keyed operation socket: bind, key, accept, and close the
+ * transformation socket (the operation socket keeps it alive). */
+int _afalg_kernel_open(struct afalg_alg *alg, const void *key, size_t key_size,
+		       int *op)
+{
+	int tfm, ret, err;
+
+	*op = -1;
+	if (alg->family == AFALG_DIGEST)
+		return digest_accept(alg, op);
+
+	ret = bind_alg(alg, &tfm);
+	if (ret < 0)
+		return ret;
+	if (sys_setopt(CALL_SETKEY, tfm, ALG_SET_KEY, key, key_size) < 0) {
+		err = errno;
+		ret = sys_error("setkey", err);
+		goto out;
+	}
+	if (alg->family == AFALG_AEAD &&
+	    sys_setopt(CALL_SETOPT, tfm, ALG_SET_AEAD_AUTHSIZE, NULL,
+		       alg->tag_size) < 0) {
+		err = errno;
+		ret = sys_error("setting the tag size", err);
+		goto out;
+	}
+	ret = accept_op(tfm, op);
+out:
+	_afalg_kernel_close(&tfm);
+	return ret;
+}
+
+/* accept() on an operation socket clones its state (a hash message). */
+int _afalg_kernel_clone(int fd, int *copy)
+{
+	return accept_op(fd, copy);
+}
+
+/* Control messages of a cipher or AEAD request. */
+struct request {
+	struct msghdr msg;
+	union {
+		struct cmsghdr align;
+		uint8_t buf[CMSG_SPACE(sizeof(uint32_t)) * 2 +
+			    CMSG_SPACE(sizeof(struct af_alg_iv) +
+				       AFALG_MAX_IV_SIZE)];
+	} control;
+};
+
+/* Writes one control message at p; returns where the next one goes. */
+static uint8_t *put_cmsg(uint8_t *p, int type, const void *data, size_t len)
+{
+	struct cmsghdr c = { .cmsg_len = CMSG_LEN(len),
+			     .cmsg_level = SOL_ALG,
+			     .cmsg_type = type };
+
+	memcpy(p, &c, sizeof(c));
+	memcpy(p + CMSG_LEN(0), data, len);
+	return p + CMSG_SPACE(len);
+}
+
+static void request_init(struct request *r, int enc, const void *iv,
+			 size_t iv_size, bool aead, size_t auth_size)
+{
+	uint32_t op = enc ? ALG_OP_ENCRYPT : ALG_OP_DECRYPT;
+	uint32_t assoclen = auth_size;
+	uint8_t aiv[sizeof(struct af_alg_iv) + AFALG_MAX_IV_SIZE];
+	uint32_t ivlen = iv_size;
+	uint8_t *p = r->control.buf;
+
+	memset(r, 0, sizeof(*r));
+	memcpy(aiv, &ivlen, sizeof(ivlen));
+	memcpy(aiv + sizeof(ivlen), iv, iv_size);
+	p = put_cmsg(p, ALG_SET_OP, &op, sizeof(op));
+	p = put_cmsg(p, ALG_SET_IV, aiv, sizeof(ivlen) + iv_size);
+	if (aead)
+		p = put_cmsg(p, ALG_SET_AEAD_ASSOCLEN, &assoclen,
+			     sizeof(assoclen));
+	r->msg.msg_control = r->control.buf;
+	r->msg.msg_controllen = p - r->control.buf;
+}
+
+static bool overlap(const void *a, size_t a_size, const void *b, size_t b_size)
+{
+	const uint8_t *x = a, *y = b;
+
+	return a_size > 0 && b_size > 0 && x < y + b_size && y < x + a_size;
+}
+
+/* Sends a request and reads its whole result into iov; a short read or
+ * write is a failure (the socket is left with a partial request: the
+ * caller closes it). */
+static int transact(int op, struct request *r, struct iovec *in,
+		    size_t in_count, size_t in_size, struct iovec *out,
+		    size_t out_count, size_t out_size)
+{
+	struct msghdr msg = { .msg_iov = out, .msg_iovlen = out_count };
+	long ret;
+
+	r->msg.msg_iov = in;
+	r->msg.msg_iovlen = in_count;
+	ret = sys_io(CALL_SEND, op, &r->msg, 0);
+	if (ret != (long)in_size)
+		return sys_error("sendmsg", ret < 0 ? errno : EIO);
+	ret = sys_io(CALL_RECV, op, &msg, 0);
+	if (ret < 0 && errno == EBADMSG)
+		return GNUTLS_E_DECRYPTION_FAILED;
+	if (ret != (long)out_size)
+		return sys_error("recvmsg", ret < 0 ? errno : EIO);
+	return 0;
+}
+
+/* One cipher request of at most AFALG_MAX_REQUEST bytes.  On error,
+ * in is unchanged: a result that would land on the input is read into
+ * a bounce buffer first. */
+int _afalg_kernel_cipher(int op, int enc, const void *iv, size_t iv_size,
+			 const void *in, void *out, size_t size)
+{
+	struct iovec iv_in = { .iov_base = (void *)in, .iov_len = size };
+	struct iovec iv_out = { .iov_base = out, .iov_len = size };
+	uint8_t *bounce = NULL;
+	struct request r;
+	int ret;
+
+	if (overlap(in, size, out, size)) {
+		bounce = gnutls_malloc(size);
+		if (bounce == NULL)
+			return gnutls_assert_val(GNUTLS_E_MEMORY_ERROR);
+		iv_out.iov_base = bounce;
+	}
+	request_init(&r, enc, iv, iv_size, false, 0);
+	ret = transact(op, &r, &iv_in, 1, size, &iv_out, 1, size);
+	if (bounce != NULL) {
+		if (ret == 0)
+			memcpy(out, bounce, size);
+		gnutls_memset(bounce, 0, size);
+		gnutls_free(bounce);
+	}
+	return ret;
+}
+
+/* One AEAD request.  The kernel reads AAD || input and writes AAD ||
+ * output; the AAD it writes back lands in scratch space.  On error, the
+ * input is unchanged and out holds no result. */
+int _afalg_kernel_aead(int op, int enc, const void *iv, size_t iv_size,
+		       const void *auth, size_t auth_size, const void *in,
+		       size_t in_size, void *out, size_t out_size)
+{
+	struct iovec src[2] = { { (void *)auth, auth_size },
+				{ (void *)in, in_size } };
+	struct iovec dst[2];
+	uint8_t scratch[64], *buf = NULL;
+	size_t buf_size = 0;
+	struct request r;
+	int ret;
+
+	if (auth_size > sizeof(scratch) ||
+	    overlap(out, out_size, in, in_size) ||
+	    overlap(out, out_size, auth, auth_size)) {
+		buf_size = auth_size + out_size;
+		buf = gnutls_malloc(buf_size ? buf_size : 1);
+		if (buf == NULL)
+			return gnutls_assert_val(GNUTLS_E_MEMORY_ERROR);
+		dst[0] = (struct iovec){ buf, auth_size };
+		dst[1] = (struct iovec){ buf + auth_size, out_size };
+	} else {
+		dst[0] = (struct iovec){ scratch, auth_size };
+		dst[1] = (struct iovec){ out, out_size };
+	}
+	request_init(&r, enc, iv, iv_size, true, auth_size);
+	ret = transact(op, &r, src, 2, auth_size + in_size, dst, 2,
+		       auth_size + out_size);
+	if (buf != NULL) {
+		if (ret == 0)
+			memcpy(out, buf + auth_size, out_size);
+		gnutls_memset(buf, 0, buf_size);
+		gnutls_free(buf);
+	} else if (ret < 0) {
+		gnutls_memset(out, 0, out_size);
+	}
+	return ret;
+}
+
+/* Adds data to the hash message of op.  A short write is continued. */
+int _afalg_kernel_hash(int op, const void *data, size_t size)
+{
+	struct iovec iov = { (void *)data, size };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	long ret;
+
+	while (iov.iov_len > 0) {
+		ret = sys_io(CALL_SEND, op, &msg, MSG_MORE);
+		if (ret <= 0)
+			return sys_error("hash update", ret < 0 ? errno : EIO);
+		iov.iov_base = (uint8_t *)iov.iov_base + ret;
+		iov.iov_len -= ret;
+	}
+	return 0;
+}
+
+/* Finishes the message of op; the socket is then ready for the next. */
+int _afalg_kernel_digest(int op, void *out, size_t size)
+{
+	struct iovec iov = { out, size };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	long ret;
+
+	ret = sys_io(CALL_RECV, op, &msg, 0);
+	if (ret != (long)size)
+		return sys_error("hash output", ret < 0 ? errno : EIO);
+	return 0;
+}
+
+/* A one-shot MAC or digest.  Digests reuse pooled sockets. */
+int _afalg_kernel_hash_fast(struct afalg_alg *alg, const void *key,
+			    size_t key_size, const void *text, size_t size,
+			    void *out)
+{
+	uint8_t digest[AFALG_MAX_OUTPUT_SIZE];
+	int op, ret;
+
+	if (alg->family == AFALG_DIGEST)
+		ret = pool_get(alg, &op);
+	else
+		ret = _afalg_kernel_open(alg, key, key_size, &op);
+	if (ret < 0)
+		return ret;
+	ret = _afalg_kernel_hash(op, text, size);
+	if (ret == 0)
+		ret = _afalg_kernel_digest(op, digest, alg->tag_size);
+	if (ret == 0) {
+		memcpy(out, digest, alg->tag_size);
+		if (alg->family == AFALG_DIGEST)
+			pool_put(alg, &op);
+	}
+	_afalg_kernel_close(&op);
+	gnutls_memset(digest, 0, sizeof(digest));
+	return ret;
+}
+
+/* One socket() call tells whether the kernel has AF_ALG at all. */
 bool _afalg_kernel_present(void)
 {
-	int fd = socket(AF_ALG, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	int fd = sys_socket();
 
 	if (fd < 0) {
 		_gnutls_debug_log("afalg: AF_ALG is not available: %s\n",
@@ -62,405 +703,82 @@ bool _afalg_kernel_present(void)
 		return false;
 	}
 	close(fd);
-	kcapi_set_verbosity(KCAPI_LOG_NONE);
 	return true;
 }
 
-/* Ciphers and AEAD, through libkcapi */
-
-int _afalg_kernel_open(const struct afalg_alg *alg, struct kcapi_handle **h)
+void _afalg_kernel_init(void)
 {
-	int ret;
+	unsigned i, j;
 
-	if (alg->family == AFALG_CIPHER)
-		ret = kcapi_cipher_init(h, alg->kname, 0);
-	else
-		ret = kcapi_aead_init(h, alg->kname, 0);
-	if (ret < 0) {
-		*h = NULL;
-		return kernel_error(alg->kname, ret);
-	}
-	return 0;
-}
-
-void _afalg_kernel_close(const struct afalg_alg *alg, struct kcapi_handle *h)
-{
-	if (h == NULL)
+	__atomic_store_n(&fd_cap, fd_limit(), __ATOMIC_RELAXED);
+	digest_slots = gnutls_calloc(_afalg_algs_size, sizeof(*digest_slots));
+	if (digest_slots == NULL)
 		return;
-	if (alg->family == AFALG_CIPHER)
-		kcapi_cipher_destroy(h);
-	else
-		kcapi_aead_destroy(h);
-}
-
-int _afalg_kernel_setkey(const struct afalg_alg *alg, struct kcapi_handle *h,
-			 const void *key, size_t key_size)
-{
-	int ret;
-
-	if (alg->family == AFALG_CIPHER) {
-		ret = kcapi_cipher_setkey(h, key, key_size);
-	} else {
-		ret = kcapi_aead_setkey(h, key, key_size);
-		if (ret == 0)
-			ret = kcapi_aead_settaglen(h, alg->tag_size);
+	for (i = 0; i < _afalg_algs_size; i++) {
+		digest_slots[i].tfm = -1;
+		for (j = 0; j < POOL_SIZE; j++)
+			digest_slots[i].pool[j] = -1;
+		digest_slots[i].forkid = _gnutls_get_forkid();
 	}
-	return ret < 0 ? kernel_error("setkey", ret) : 0;
 }
 
-/* Encrypts or decrypts in requests of at most AFALG_CIPHER_CHUNK bytes.
- * With AFALG_CHAIN_IV (CBC) iv carries the chaining value from request to
- * request; otherwise (XTS) the caller passes one data unit, in one request.
- * On error, *done and iv tell where the caller can carry on. */
-int _afalg_kernel_cipher(const struct afalg_alg *alg, struct kcapi_handle *h,
-			 int enc, uint8_t *iv, const uint8_t *in, uint8_t *out,
-			 size_t size, size_t *done)
-{
-	bool chain = alg->flags & AFALG_CHAIN_IV;
-	uint8_t next_iv[AFALG_MAX_IV_SIZE];
-	size_t len;
-	ssize_t ret;
-
-	while (size > 0) {
-		len = chain ? MIN(size, AFALG_CIPHER_CHUNK) : size;
-		/* decryption in place overwrites the next chaining value */
-		if (chain && !enc)
-			memcpy(next_iv, in + len - alg->iv_size, alg->iv_size);
-		if (enc)
-			ret = kcapi_cipher_encrypt(h, in, len, iv, out, len,
-						   KCAPI_ACCESS_SENDMSG);
-		else
-			ret = kcapi_cipher_decrypt(h, in, len, iv, out, len,
-						   KCAPI_ACCESS_SENDMSG);
-		if (ret != (ssize_t)len)
-			return kernel_error("cipher operation",
-					    ret < 0 ? ret : -EIO);
-		if (chain)
-			memcpy(iv, enc ? out + len - alg->iv_size : next_iv,
-			       alg->iv_size);
-		*done += len;
-		in += len;
-		out += len;
-		size -= len;
-	}
-	return 0;
-}
-
-/* The kernel's ccm(aes) takes the first counter block: the length of the
- * length field minus one, then the nonce (RFC 3610). */
-static const void *kernel_iv(const struct afalg_alg *alg, const void *nonce,
-			     size_t nonce_size, uint8_t iv[AFALG_MAX_IV_SIZE])
-{
-	if (!(alg->flags & AFALG_CCM_NONCE))
-		return nonce;
-	memset(iv, 0, AFALG_MAX_IV_SIZE);
-	iv[0] = 15 - nonce_size - 1;
-	memcpy(iv + 1, nonce, nonce_size);
-	return iv;
-}
-
-/* One AEAD request.  The kernel takes AAD || text (|| tag) and returns
- * AAD || text (|| tag) in one buffer; out receives text (|| tag) only,
- * and nothing at all when authentication fails. */
-int _afalg_kernel_aead(const struct afalg_alg *alg, struct kcapi_handle *h,
-		       int enc, const void *nonce, size_t nonce_size,
-		       const void *auth, size_t auth_size, const void *in,
-		       size_t in_size, void *out, size_t tag_size)
-{
-	uint8_t iv_buf[AFALG_MAX_IV_SIZE];
-	const void *iv = kernel_iv(alg, nonce, nonce_size, iv_buf);
-	size_t out_size = enc ? in_size + tag_size : in_size - tag_size;
-	size_t buf_size = auth_size + MAX(in_size, out_size);
-	uint8_t *buf;
-	ssize_t ret;
-
-	buf = gnutls_malloc(buf_size ? buf_size : 1);
-	if (buf == NULL)
-		return gnutls_assert_val(GNUTLS_E_MEMORY_ERROR);
-	if (auth_size)
-		memcpy(buf, auth, auth_size);
-	if (in_size)
-		memcpy(buf + auth_size, in, in_size);
-
-	kcapi_aead_setassoclen(h, auth_size);
-	if (enc)
-		ret = kcapi_aead_encrypt(h, buf, auth_size + in_size, iv, buf,
-					 auth_size + out_size,
-					 KCAPI_ACCESS_SENDMSG);
-	else
-		ret = kcapi_aead_decrypt(h, buf, auth_size + in_size, iv, buf,
-					 auth_size + out_size,
-					 KCAPI_ACCESS_SENDMSG);
-
-	if (ret >= 0 && (size_t)ret == auth_size + out_size) {
-		if (out_size)
-			memcpy(out, buf + auth_size, out_size);
-		ret = 0;
-	} else {
-		ret = kernel_error("AEAD operation", ret < 0 ? ret : -EIO);
-	}
-	zeroize_temp_key(buf, buf_size);
-	gnutls_free(buf);
-	return ret;
-}
-
-/* MACs and digests, on the socket API.  A context has the transformation
- * socket (bound to the algorithm, holding the key) and one operation
- * socket, accepted from it once there is a key. */
-struct afalg_md {
-	const struct afalg_alg *alg;
-	int tfm;
-	int op;
-};
-
-static int md_bind(const struct afalg_alg *alg)
-{
-	struct sockaddr_alg sa = { .salg_family = AF_ALG, .salg_type = "hash" };
-	int fd;
-
-	snprintf((char *)sa.salg_name, sizeof(sa.salg_name), "%s", alg->kname);
-	fd = socket(AF_ALG, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return kernel_error("socket", -errno);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int ret = kernel_error(alg->kname, -errno);
-
-		close(fd);
-		return ret;
-	}
-	return fd;
-}
-
-static int md_accept(struct afalg_md *md, int from)
-{
-	md->op = accept4(from, NULL, NULL, SOCK_CLOEXEC);
-	return md->op < 0 ? kernel_error("accept", -errno) : 0;
-}
-
-int _afalg_md_open(const struct afalg_alg *alg, struct afalg_md **_md)
-{
-	struct afalg_md *md;
-	int ret;
-
-	md = gnutls_calloc(1, sizeof(*md));
-	if (md == NULL)
-		return gnutls_assert_val(GNUTLS_E_MEMORY_ERROR);
-	md->alg = alg;
-	md->op = -1;
-	md->tfm = md_bind(alg);
-	if (md->tfm < 0) {
-		ret = md->tfm;
-		gnutls_free(md);
-		return ret;
-	}
-	/* a keyed hash accepts operations only once it has a key */
-	if (alg->family == AFALG_DIGEST && (ret = md_accept(md, md->tfm)) < 0) {
-		_afalg_md_close(md);
-		return ret;
-	}
-	*_md = md;
-	return 0;
-}
-
-void _afalg_md_close(struct afalg_md *md)
-{
-	if (md == NULL)
-		return;
-	if (md->op >= 0)
-		close(md->op);
-	if (md->tfm >= 0)
-		close(md->tfm);
-	gnutls_free(md);
-}
-
-/* The kernel refuses a new key (EBUSY) while an operation socket is open,
- * so the old one goes first; a new key starts a new message anyway. */
-int _afalg_md_setkey(struct afalg_md *md, const void *key, size_t key_size)
-{
-	if (md->tfm < 0)
-		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
-	if (md->op >= 0) {
-		close(md->op);
-		md->op = -1;
-	}
-	if (setsockopt(md->tfm, SOL_ALG, ALG_SET_KEY, key, key_size) < 0)
-		return kernel_error("setkey", -errno);
-	return md_accept(md, md->tfm);
-}
-
-int _afalg_md_update(struct afalg_md *md, const void *data, size_t size)
-{
-	ssize_t ret;
-
-	if (md->op < 0)
-		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
-	while (size > 0) {
-		ret = send(md->op, data, size, MSG_MORE);
-		if (ret < 0 && errno == EINTR)
-			continue;
-		if (ret <= 0)
-			return kernel_error("hash update",
-					    ret < 0 ? -errno : -EIO);
-		data = (const uint8_t *)data + ret;
-		size -= ret;
-	}
-	return 0;
-}
-
-/* Finishes the message and leaves the socket ready for the next one. */
-int _afalg_md_output(struct afalg_md *md, void *out, size_t size)
-{
-	uint8_t digest[AFALG_MAX_OUTPUT_SIZE];
-	size_t len = md->alg->tag_size;
-	ssize_t ret;
-
-	if (md->op < 0)
-		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
-	do
-		ret = recv(md->op, digest, len, 0);
-	while (ret < 0 && errno == EINTR);
-	if (ret != (ssize_t)len)
-		return kernel_error("hash output", ret < 0 ? -errno : -EIO);
-	memcpy(out, digest, MIN(size, len));
-	zeroize_temp_key(digest, sizeof(digest));
-	return 0;
-}
-
-/* accept() on an operation socket clones its state into a new one. */
-int _afalg_md_copy(const struct afalg_md *md, struct afalg_md **_copy)
-{
-	struct afalg_md *copy;
-	int ret;
-
-	if (md->op < 0)
-		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
-	copy = gnutls_calloc(1, sizeof(*copy));
-	if (copy == NULL)
-		return gnutls_assert_val(GNUTLS_E_MEMORY_ERROR);
-	copy->alg = md->alg;
-	copy->tfm = -1; /* the key stays with the original */
-	ret = md_accept(copy, md->op);
-	if (ret < 0) {
-		gnutls_free(copy);
-		return ret;
-	}
-	*_copy = copy;
-	return 0;
-}
-
-/* One-shot MAC and digest calls reuse a context per thread and algorithm
- * rather than opening sockets for every call.  A child after fork() must
- * not share the parent's sockets, so the cache remembers its process. */
-struct oneshot_cache {
-	pid_t pid;
-	struct afalg_md *md[];
-};
-
-static pthread_key_t oneshot_key;
-static pthread_once_t oneshot_once = PTHREAD_ONCE_INIT;
-static bool oneshot_key_ok;
-
-static void oneshot_free(void *p)
-{
-	struct oneshot_cache *cache = p;
-	unsigned i;
-
-	for (i = 0; i < _afalg_algs_size; i++)
-		_afalg_md_close(cache->md[i]);
-	gnutls_free(cache);
-}
-
-static void oneshot_key_init(void)
-{
-	oneshot_key_ok = pthread_key_create(&oneshot_key, oneshot_free) == 0;
-}
-
-static struct oneshot_cache *oneshot_cache(void)
-{
-	size_t size = _afalg_algs_size * sizeof(struct afalg_md *);
-	struct oneshot_cache *cache;
-
-	if (pthread_once(&oneshot_once, oneshot_key_init) != 0 ||
-	    !oneshot_key_ok)
-		return NULL;
-
-	cache = pthread_getspecific(oneshot_key);
-	if (cache != NULL && cache->pid != getpid()) {
-		/* inherited over fork(): the parent keeps using the sockets,
-		 * so the child drops its references and opens its own */
-		unsigned i;
-
-		for (i = 0; i < _afalg_algs_size; i++)
-			_afalg_md_close(cache->md[i]);
-		memset(cache->md, 0, size);
-		cache->pid = getpid();
-	}
-	if (cache == NULL) {
-		cache = gnutls_calloc(1, sizeof(*cache) + size);
-		if (cache == NULL)
-			return NULL;
-		cache->pid = getpid();
-		if (pthread_setspecific(oneshot_key, cache) != 0) {
-			gnutls_free(cache);
-			return NULL;
-		}
-	}
-	return cache;
-}
-
-struct afalg_md *_afalg_md_oneshot(const struct afalg_alg *alg)
-{
-	struct oneshot_cache *cache = oneshot_cache();
-	unsigned i = alg - _afalg_algs;
-
-	if (cache == NULL)
-		return NULL;
-	if (cache->md[i] == NULL && _afalg_md_open(alg, &cache->md[i]) < 0)
-		return NULL;
-	return cache->md[i];
-}
-
-/* After a failure the context's state is unknown: it is not reused. */
-void _afalg_md_oneshot_drop(const struct afalg_alg *alg)
-{
-	struct oneshot_cache *cache = oneshot_cache();
-	unsigned i = alg - _afalg_algs;
-
-	if (cache == NULL)
-		return;
-	_afalg_md_close(cache->md[i]);
-	cache->md[i] = NULL;
-}
-
+/* Closes what the module keeps between operations, so that no
+ * descriptor outlives gnutls_global_deinit(). */
 void _afalg_kernel_deinit(void)
 {
-	struct oneshot_cache *cache;
+	unsigned i;
 
-	if (!oneshot_key_ok)
+	if (digest_slots == NULL)
 		return;
-	cache = pthread_getspecific(oneshot_key);
-	if (cache != NULL) {
-		pthread_setspecific(oneshot_key, NULL);
-		oneshot_free(cache);
+	for (i = 0; i < _afalg_algs_size; i++) {
+		pool_drop(&digest_slots[i]);
+		_afalg_kernel_close(&digest_slots[i].tfm);
 	}
+	gnutls_free(digest_slots);
+	digest_slots = NULL;
 }
 
-bool _afalg_kernel_offers(const struct afalg_alg *alg)
+/* Test interface: "CALL:ERRNO[:SKIP[:COUNT]]" makes the SKIP+1st call
+ * to CALL fail with ERRNO, and the COUNT-1 calls after it (COUNT 0: all
+ * of them); ERRNO "SHORT" makes a read or write short by a byte, and
+ * "PASS" only counts the calls.  NULL or "" ends it.  Setting or ending a fault also resets
+ * the failure count and turns the kernel path back on, so that cases do
+ * not depend on each other.  Returns the number of faults injected since
+ * the last call, or a negative error code for a bad specification. */
+int _gnutls_afalg_fault(const char *spec)
 {
-	struct kcapi_handle *h;
-	int fd;
+	char call[16], err[16];
+	unsigned skip = 0, count = 1, i;
+	int n, injected = fault.injected;
 
-	if (alg->family == AFALG_CIPHER || alg->family == AFALG_AEAD) {
-		if (_afalg_kernel_open(alg, &h) < 0)
-			return false;
-		_afalg_kernel_close(alg, h);
-		return true;
-	}
-	fd = md_bind(alg);
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
+	__atomic_store_n(&fault.active, false, __ATOMIC_RELEASE);
+	fault.injected = 0;
+	__atomic_store_n(&failures, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&kernel_off, false, __ATOMIC_RELAXED);
+	if (spec == NULL || *spec == 0)
+		return injected;
+
+	n = sscanf(spec, "%15[a-z]:%15[A-Z]:%u:%u", call, err, &skip, &count);
+	if (n < 2)
+		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
+	for (i = 0; i < N_CALLS && strcmp(call, call_names[i]) != 0; i++)
+		;
+	if (i == N_CALLS)
+		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
+	fault.call = i;
+	for (i = 0; i < sizeof(fault_errors) / sizeof(fault_errors[0]) &&
+		    strcmp(err, fault_errors[i].name) != 0;
+	     i++)
+		;
+	if (i == sizeof(fault_errors) / sizeof(fault_errors[0]))
+		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
+	fault.err = fault_errors[i].err;
+	if (fault.err == FAULT_PASS && n < 4)
+		count = 0;
+	fault.skip = skip;
+	fault.count = count;
+	__atomic_store_n(&fault.active, true, __ATOMIC_RELEASE);
+	return injected;
 }
 
 /* The driver behind a kernel algorithm name (the highest priority entry

@@ -18,81 +18,422 @@
  *
  */
 
-/* MACs and digests.  GnuTLS treats an error from these as final, so the
- * module decides between kernel and software before any data is hashed:
- * a context whose kernel sockets cannot be opened or keyed is a software
- * context from the start. */
+/* MACs and digests.  GnuTLS cannot report an error from
+ * gnutls_hash_output(), gnutls_hmac_output() or a TLS record's MAC, so a
+ * message must never depend on a kernel socket alone.  Each message is
+ * in one of these states:
+ *
+ *  SOFT    software has it, as without the module;
+ *  HOLD    its first bytes are held in user space until it is long
+ *          enough for the kernel (a short message never opens a socket);
+ *  KERNEL  the kernel has it, and user space keeps the bytes sent since
+ *          the last checkpoint: a clone of the kernel state taken every
+ *          AFALG_HASH_REPLAY bytes (none yet: the held bytes are the
+ *          whole message).  A failed socket, or one shared with the
+ *          parent after fork(), is replaced from the checkpoint, or the
+ *          message moves to software;
+ *  LOST    the kernel failed and so did the checkpoint: the output cannot
+ *          be computed, and the library goes into its error state rather
+ *          than return a digest that is not the message's. */
 
 #include "config.h"
 #include "afalg-int.h"
 #include "errors.h"
-#include "mem.h"
+#include "fips.h"
+#include "atfork.h"
+#include <gnutls/crypto.h>
 
 #include <string.h>
 
-struct afalg_hash_ctx {
-	struct afalg_alg *alg;
-	struct afalg_md *md; /* NULL: software */
-	void *soft_ctx;
+enum msg_state {
+	MSG_SOFT,
+	MSG_HOLD,
+	MSG_KERNEL,
+	MSG_LOST
 };
 
-/* The MAC and digest software interfaces differ only in init, setkey and
- * fast; these helpers pick the right one. */
-static int soft_init(struct afalg_hash_ctx *ctx)
+struct afalg_hash_ctx {
+	struct afalg_alg *alg;
+	enum msg_state state;
+	void *soft; /* software context, once needed */
+	bool soft_used; /* it holds part of the current message */
+	uint8_t *buf; /* held bytes, or sent since the checkpoint */
+	size_t len, cap;
+	int op; /* kernel operation socket, or -1 */
+	int ckpt; /* checkpoint of the message, or -1 */
+	unsigned forkid; /* process that opened op */
+	uint8_t *key; /* MAC key */
+	size_t key_size;
+};
+
+/* Software: the MAC and digest interfaces differ in init, setkey, fast. */
+static int soft_new(struct afalg_hash_ctx *ctx, void **soft)
 {
 	const struct afalg_alg *alg = ctx->alg;
 	int ret;
 
-	if (alg->family == AFALG_MAC)
-		ret = alg->soft.mac->init(alg->id, &ctx->soft_ctx);
-	else
-		ret = alg->soft.digest->init(alg->id, &ctx->soft_ctx);
+	if (alg->family == AFALG_DIGEST)
+		return alg->soft.digest->init(alg->id, soft);
+	ret = alg->soft.mac->init(alg->id, soft);
 	if (ret < 0)
-		ctx->soft_ctx = NULL;
+		return ret;
+	ret = alg->soft.mac->setkey(*soft, ctx->key, ctx->key_size);
+	if (ret < 0)
+		alg->soft.mac->deinit(*soft);
 	return ret;
 }
 
-static int soft_hash(struct afalg_hash_ctx *ctx, const void *text, size_t size)
+static void soft_free(struct afalg_hash_ctx *ctx, void **soft)
 {
-	if (ctx->alg->family == AFALG_MAC)
-		return ctx->alg->soft.mac->hash(ctx->soft_ctx, text, size);
-	return ctx->alg->soft.digest->hash(ctx->soft_ctx, text, size);
-}
-
-static int soft_output(struct afalg_hash_ctx *ctx, void *out, size_t size)
-{
-	if (ctx->alg->family == AFALG_MAC)
-		return ctx->alg->soft.mac->output(ctx->soft_ctx, out, size);
-	return ctx->alg->soft.digest->output(ctx->soft_ctx, out, size);
-}
-
-static void soft_deinit(struct afalg_hash_ctx *ctx)
-{
-	if (ctx->soft_ctx == NULL)
+	if (*soft == NULL)
 		return;
 	if (ctx->alg->family == AFALG_MAC)
-		ctx->alg->soft.mac->deinit(ctx->soft_ctx);
+		ctx->alg->soft.mac->deinit(*soft);
 	else
-		ctx->alg->soft.digest->deinit(ctx->soft_ctx);
-	ctx->soft_ctx = NULL;
+		ctx->alg->soft.digest->deinit(*soft);
+	*soft = NULL;
 }
 
-static void *soft_copy(struct afalg_hash_ctx *ctx)
+static int soft_hash(struct afalg_hash_ctx *ctx, const void *data, size_t size)
 {
+	if (size == 0)
+		return 0;
+	ctx->soft_used = true;
 	if (ctx->alg->family == AFALG_MAC)
-		return ctx->alg->soft.mac->copy ?
-			       ctx->alg->soft.mac->copy(ctx->soft_ctx) :
-			       NULL;
-	return ctx->alg->soft.digest->copy ?
-		       ctx->alg->soft.digest->copy(ctx->soft_ctx) :
-		       NULL;
+		return ctx->alg->soft.mac->hash(ctx->soft, data, size);
+	return ctx->alg->soft.digest->hash(ctx->soft, data, size);
+}
+
+/* Outputs and resets the software message. */
+static int soft_output(struct afalg_hash_ctx *ctx, void *out)
+{
+	size_t size = ctx->alg->tag_size;
+
+	ctx->soft_used = false;
+	if (ctx->alg->family == AFALG_MAC)
+		return ctx->alg->soft.mac->output(ctx->soft, out, size);
+	return ctx->alg->soft.digest->output(ctx->soft, out, size);
+}
+
+static void *soft_copy(const struct afalg_hash_ctx *ctx)
+{
+	const struct afalg_alg *alg = ctx->alg;
+
+	if (alg->family == AFALG_MAC)
+		return alg->soft.mac->copy ? alg->soft.mac->copy(ctx->soft) :
+					     NULL;
+	return alg->soft.digest->copy ? alg->soft.digest->copy(ctx->soft) :
+					NULL;
+}
+
+static int soft_fast(const struct afalg_alg *alg, const void *key,
+		     size_t key_size, const void *text, size_t size, void *out)
+{
+	if (alg->family == AFALG_MAC)
+		return alg->soft.mac->fast(alg->id, NULL, 0, key, key_size,
+					   text, size, out);
+	return alg->soft.digest->fast(alg->id, text, size, out);
+}
+
+/* A software context at the start of a message. */
+static int soft_ready(struct afalg_hash_ctx *ctx)
+{
+	if (ctx->soft != NULL && !ctx->soft_used)
+		return 0;
+	soft_free(ctx, &ctx->soft);
+	ctx->soft_used = false;
+	return soft_new(ctx, &ctx->soft);
+}
+
+/* The held bytes; the buffer grows up to AFALG_HASH_REPLAY. */
+static int buf_reserve(struct afalg_hash_ctx *ctx, size_t size)
+{
+	size_t cap = MAX(ctx->cap, 256);
+	uint8_t *buf;
+
+	if (ctx->len + size <= ctx->cap)
+		return 0;
+	while (cap < ctx->len + size)
+		cap *= 2;
+	cap = MIN(cap, AFALG_HASH_REPLAY);
+	buf = gnutls_malloc(cap);
+	if (buf == NULL)
+		return gnutls_assert_val(GNUTLS_E_MEMORY_ERROR);
+	if (ctx->len > 0)
+		memcpy(buf, ctx->buf, ctx->len);
+	if (ctx->buf != NULL) {
+		gnutls_memset(ctx->buf, 0, ctx->cap);
+		gnutls_free(ctx->buf);
+	}
+	ctx->buf = buf;
+	ctx->cap = cap;
+	return 0;
+}
+
+static void buf_append(struct afalg_hash_ctx *ctx, const void *data,
+		       size_t size)
+{
+	if (size > 0)
+		memcpy(ctx->buf + ctx->len, data, size);
+	ctx->len += size;
+}
+
+static void buf_clear(struct afalg_hash_ctx *ctx)
+{
+	if (ctx->len > 0)
+		gnutls_memset(ctx->buf, 0, ctx->len);
+	ctx->len = 0;
+}
+
+/* A new message: held for the kernel unless it could never go there. */
+static void msg_start(struct afalg_hash_ctx *ctx)
+{
+	_afalg_kernel_close(&ctx->ckpt);
+	buf_clear(ctx);
+	if (ctx->alg->threshold[0] <= AFALG_HASH_REPLAY &&
+	    _afalg_kernel_usable(ctx->alg))
+		ctx->state = MSG_HOLD;
+	else
+		ctx->state = MSG_SOFT;
+}
+
+/* The message so far goes to software, from the held bytes. */
+static int to_soft(struct afalg_hash_ctx *ctx)
+{
+	int ret;
+
+	_afalg_kernel_close(&ctx->op);
+	_afalg_kernel_close(&ctx->ckpt);
+	ret = soft_ready(ctx);
+	if (ret == 0)
+		ret = soft_hash(ctx, ctx->buf, ctx->len);
+	buf_clear(ctx);
+	ctx->state = ret == 0 ? MSG_SOFT : MSG_LOST;
+	return ret;
+}
+
+static void lost(struct afalg_hash_ctx *ctx)
+{
+	_afalg_kernel_close(&ctx->op);
+	_afalg_kernel_close(&ctx->ckpt);
+	buf_clear(ctx);
+	ctx->state = MSG_LOST;
+	_gnutls_debug_log("afalg: %s: a kernel failure lost a message\n",
+			  _afalg_label(ctx->alg));
+}
+
+/* The kernel socket of the message failed, or belongs to the parent
+ * process: a new one continues from the checkpoint, or software from
+ * the whole message. */
+static int recover(struct afalg_hash_ctx *ctx)
+{
+	int ret;
+
+	_afalg_kernel_close(&ctx->op);
+	if (ctx->ckpt < 0)
+		return to_soft(ctx);
+	ctx->forkid = _gnutls_get_forkid();
+	ret = _afalg_kernel_clone(ctx->ckpt, &ctx->op);
+	if (ret == 0)
+		ret = _afalg_kernel_hash(ctx->op, ctx->buf, ctx->len);
+	if (ret < 0)
+		lost(ctx);
+	return ret;
+}
+
+static int check_fork(struct afalg_hash_ctx *ctx)
+{
+	if (ctx->state == MSG_KERNEL && _gnutls_detect_fork(ctx->forkid))
+		return recover(ctx);
+	return 0;
+}
+
+/* Sends the held bytes to a kernel socket of this process. */
+static int commit(struct afalg_hash_ctx *ctx)
+{
+	int ret;
+
+	if (!_afalg_kernel_usable(ctx->alg))
+		return GNUTLS_E_INTERNAL_ERROR;
+	if (ctx->op >= 0 && _gnutls_detect_fork(ctx->forkid))
+		_afalg_kernel_close(&ctx->op);
+	if (ctx->op < 0) {
+		ctx->forkid = _gnutls_get_forkid();
+		ret = _afalg_kernel_open(ctx->alg, ctx->key, ctx->key_size,
+					 &ctx->op);
+		if (ret < 0)
+			return ret;
+	}
+	ret = _afalg_kernel_hash(ctx->op, ctx->buf, ctx->len);
+	if (ret < 0) {
+		_afalg_kernel_close(&ctx->op);
+		return ret;
+	}
+	ctx->state = MSG_KERNEL;
+	return 0;
+}
+
+/* A clone of the kernel state replaces the held bytes. */
+static int checkpoint(struct afalg_hash_ctx *ctx)
+{
+	int ckpt, ret;
+
+	ret = _afalg_kernel_clone(ctx->op, &ckpt);
+	if (ret < 0)
+		return ret;
+	_afalg_kernel_close(&ctx->ckpt);
+	ctx->ckpt = ckpt;
+	buf_clear(ctx);
+	return 0;
+}
+
+/* Sends data in pieces of at most AFALG_HASH_REPLAY bytes, taking a
+ * checkpoint whenever the held bytes would outgrow that; *done tells
+ * how much the message has taken when it fails. */
+static int kernel_update(struct afalg_hash_ctx *ctx, const uint8_t *data,
+			 size_t size, size_t *done)
+{
+	size_t len;
+	int ret;
+
+	for (*done = 0; *done < size; *done += len) {
+		len = MIN(size - *done, AFALG_HASH_REPLAY);
+		if (ctx->len + len > AFALG_HASH_REPLAY) {
+			ret = checkpoint(ctx);
+			if (ret < 0)
+				return ret;
+		}
+		ret = buf_reserve(ctx, len);
+		if (ret < 0)
+			return ret;
+		ret = _afalg_kernel_hash(ctx->op, data + *done, len);
+		if (ret < 0)
+			return ret;
+		buf_append(ctx, data + *done, len);
+	}
+	return 0;
+}
+
+/* How often one call may replace a failed kernel socket. */
+#define RECOVERIES 2
+
+static int afalg_hash_update(void *_ctx, const void *_data, size_t size)
+{
+	struct afalg_hash_ctx *ctx = _ctx;
+	const uint8_t *data = _data;
+	unsigned tries = 0;
+	size_t done;
+	int ret;
+
+	ret = check_fork(ctx);
+	if (ret < 0)
+		return gnutls_assert_val(ret);
+	for (;;) {
+		switch (ctx->state) {
+		case MSG_HOLD:
+			if (ctx->len + size >= ctx->alg->threshold[0]) {
+				if (commit(ctx) == 0)
+					continue;
+			} else if (ctx->len + size <= AFALG_HASH_REPLAY &&
+				   buf_reserve(ctx, size) == 0) {
+				buf_append(ctx, data, size);
+				return 0;
+			}
+			ret = to_soft(ctx);
+			if (ret < 0)
+				return gnutls_assert_val(ret);
+			continue;
+		case MSG_KERNEL:
+			ret = kernel_update(ctx, data, size, &done);
+			if (ret == 0 || ret == GNUTLS_E_MEMORY_ERROR)
+				return ret;
+			data += done;
+			size -= done;
+			if (tries++ == RECOVERIES)
+				lost(ctx);
+			else
+				recover(ctx);
+			continue;
+		case MSG_SOFT:
+			ret = ctx->soft_used ? 0 : soft_ready(ctx);
+			if (ret < 0)
+				return gnutls_assert_val(ret);
+			return soft_hash(ctx, data, size);
+		case MSG_LOST:
+			return gnutls_assert_val(GNUTLS_E_INTERNAL_ERROR);
+		}
+	}
+}
+
+/* Where the message ends decides where a held one is hashed. */
+static int output(struct afalg_hash_ctx *ctx, uint8_t *out)
+{
+	const struct afalg_alg *alg = ctx->alg;
+	unsigned tries = 0;
+	int ret;
+
+	ret = check_fork(ctx);
+	if (ret < 0)
+		return ret;
+	for (;;) {
+		switch (ctx->state) {
+		case MSG_HOLD:
+			if (ctx->len >= alg->threshold[0] && commit(ctx) == 0)
+				continue;
+			_afalg_count(ctx->alg, false);
+			return soft_fast(alg, ctx->key, ctx->key_size, ctx->buf,
+					 ctx->len, out);
+		case MSG_KERNEL:
+			ret = _afalg_kernel_digest(ctx->op, out, alg->tag_size);
+			if (ret == 0) {
+				_afalg_count(ctx->alg, true);
+				return 0;
+			}
+			if (tries++ == RECOVERIES)
+				lost(ctx);
+			else
+				recover(ctx);
+			continue;
+		case MSG_SOFT:
+			ret = ctx->soft_used ? 0 : soft_ready(ctx);
+			if (ret < 0)
+				return ret;
+			_afalg_count(ctx->alg, false);
+			return soft_output(ctx, out);
+		case MSG_LOST:
+			return GNUTLS_E_INTERNAL_ERROR;
+		}
+	}
+}
+
+/* GnuTLS ignores errors here: a message that cannot be finished must not
+ * yield anything that verifies, and stops the library. */
+static int afalg_hash_output(void *_ctx, void *digest, size_t size)
+{
+	struct afalg_hash_ctx *ctx = _ctx;
+	uint8_t out[AFALG_MAX_OUTPUT_SIZE];
+	int ret;
+
+	ret = output(ctx, out);
+	msg_start(ctx);
+	if (ret < 0) {
+		gnutls_rnd(GNUTLS_RND_NONCE, out, sizeof(out));
+		_gnutls_switch_lib_state(LIB_STATE_ERROR);
+		_gnutls_debug_log(
+			"afalg: %s: no output: library in error state\n",
+			_afalg_label(ctx->alg));
+	}
+	/* NULL: the message is discarded (gnutls_hash_output(h, NULL)) */
+	if (digest != NULL)
+		memcpy(digest, out, MIN(size, ctx->alg->tag_size));
+	gnutls_memset(out, 0, sizeof(out));
+	return ret < 0 ? gnutls_assert_val(ret) : 0;
 }
 
 static int hash_init(enum afalg_family family, int algo, void **_ctx)
 {
 	struct afalg_alg *alg = _afalg_find(family, algo);
 	struct afalg_hash_ctx *ctx;
-	int ret;
 
 	if (alg == NULL)
 		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
@@ -100,15 +441,9 @@ static int hash_init(enum afalg_family family, int algo, void **_ctx)
 	if (ctx == NULL)
 		return gnutls_assert_val(GNUTLS_E_MEMORY_ERROR);
 	ctx->alg = alg;
-
-	if (!alg->kernel || _afalg_md_open(alg, &ctx->md) < 0) {
-		ctx->md = NULL;
-		ret = soft_init(ctx);
-		if (ret < 0) {
-			gnutls_free(ctx);
-			return gnutls_assert_val(ret);
-		}
-	}
+	ctx->op = -1;
+	ctx->ckpt = -1;
+	msg_start(ctx);
 	*_ctx = ctx;
 	return 0;
 }
@@ -130,107 +465,140 @@ static bool key_size_ok(const struct afalg_alg *alg, size_t key_size)
 	return alg->key_size == 0 || key_size == alg->key_size;
 }
 
+/* Software checks the key first; a refused key leaves the context as it
+ * was.  A new key starts a new message. */
 static int afalg_mac_setkey(void *_ctx, const void *key, size_t key_size)
 {
 	struct afalg_hash_ctx *ctx = _ctx;
+	uint8_t *copy;
+	void *soft;
 	int ret;
 
 	if (!key_size_ok(ctx->alg, key_size))
 		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
-	if (ctx->md != NULL) {
-		if (_afalg_md_setkey(ctx->md, key, key_size) == 0)
-			return 0;
-		/* a key starts a new message: software can take over */
-		_afalg_md_close(ctx->md);
-		ctx->md = NULL;
-		ret = soft_init(ctx);
+	copy = gnutls_malloc(key_size ? key_size : 1);
+	if (copy == NULL)
+		return gnutls_assert_val(GNUTLS_E_MEMORY_ERROR);
+	if (key_size > 0)
+		memcpy(copy, key, key_size);
+	ret = ctx->alg->soft.mac->init(ctx->alg->id, &soft);
+	if (ret == 0) {
+		ret = ctx->alg->soft.mac->setkey(soft, key, key_size);
 		if (ret < 0)
-			return gnutls_assert_val(ret);
+			ctx->alg->soft.mac->deinit(soft);
 	}
-	return ctx->alg->soft.mac->setkey(ctx->soft_ctx, key, key_size);
+	if (ret < 0) {
+		gnutls_memset(copy, 0, key_size);
+		gnutls_free(copy);
+		return gnutls_assert_val(ret);
+	}
+
+	soft_free(ctx, &ctx->soft);
+	ctx->soft = soft;
+	ctx->soft_used = false;
+	if (ctx->key != NULL) {
+		gnutls_memset(ctx->key, 0, ctx->key_size);
+		gnutls_free(ctx->key);
+	}
+	ctx->key = copy;
+	ctx->key_size = key_size;
+	_afalg_kernel_close(&ctx->op);
+	msg_start(ctx);
+	return 0;
 }
 
 static int afalg_mac_setnonce(void *_ctx, const void *nonce, size_t size)
 {
 	struct afalg_hash_ctx *ctx = _ctx;
 
-	if (ctx->md != NULL || ctx->alg->soft.mac->setnonce == NULL)
+	if (ctx->soft == NULL || ctx->alg->soft.mac->setnonce == NULL)
 		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
-	return ctx->alg->soft.mac->setnonce(ctx->soft_ctx, nonce, size);
-}
-
-static int afalg_hash_update(void *_ctx, const void *text, size_t size)
-{
-	struct afalg_hash_ctx *ctx = _ctx;
-
-	if (ctx->md == NULL)
-		return soft_hash(ctx, text, size);
-	return _afalg_md_update(ctx->md, text, size);
-}
-
-static int afalg_hash_output(void *_ctx, void *out, size_t size)
-{
-	struct afalg_hash_ctx *ctx = _ctx;
-
-	_afalg_count(ctx->alg, ctx->md != NULL);
-	if (ctx->md == NULL)
-		return soft_output(ctx, out, size);
-	return _afalg_md_output(ctx->md, out, size);
+	return ctx->alg->soft.mac->setnonce(ctx->soft, nonce, size);
 }
 
 static void afalg_hash_deinit(void *_ctx)
 {
 	struct afalg_hash_ctx *ctx = _ctx;
 
-	_afalg_md_close(ctx->md);
-	soft_deinit(ctx);
+	_afalg_kernel_close(&ctx->op);
+	_afalg_kernel_close(&ctx->ckpt);
+	soft_free(ctx, &ctx->soft);
+	if (ctx->buf != NULL) {
+		gnutls_memset(ctx->buf, 0, ctx->cap);
+		gnutls_free(ctx->buf);
+	}
+	if (ctx->key != NULL) {
+		gnutls_memset(ctx->key, 0, ctx->key_size);
+		gnutls_free(ctx->key);
+	}
 	gnutls_free(ctx);
 }
 
-/* A kernel state is copied by the kernel, a software one by software. */
+/* A kernel message is cloned by the kernel (checkpoint included), a
+ * software one by software, held bytes by copying them. */
+static int copy_state(struct afalg_hash_ctx *dst, struct afalg_hash_ctx *src)
+{
+	int ret;
+
+	ret = check_fork(src);
+	if (ret < 0)
+		return ret;
+	ret = buf_reserve(dst, src->len);
+	if (ret < 0)
+		return ret;
+	buf_append(dst, src->buf, src->len);
+	dst->state = src->state;
+	switch (src->state) {
+	case MSG_SOFT:
+		dst->soft_used = src->soft_used;
+		if (src->soft == NULL)
+			return 0;
+		dst->soft = soft_copy(src);
+		return dst->soft != NULL ? 0 : GNUTLS_E_HASH_FAILED;
+	case MSG_HOLD:
+		return 0;
+	case MSG_KERNEL:
+		dst->forkid = _gnutls_get_forkid();
+		ret = _afalg_kernel_clone(src->op, &dst->op);
+		if (ret == 0 && src->ckpt >= 0)
+			ret = _afalg_kernel_clone(src->ckpt, &dst->ckpt);
+		if (ret < 0 && src->ckpt < 0)
+			return to_soft(dst);
+		return ret;
+	case MSG_LOST:
+		break;
+	}
+	return GNUTLS_E_HASH_FAILED;
+}
+
 static void *afalg_hash_copy(const void *_src)
 {
-	const struct afalg_hash_ctx *src = _src;
+	struct afalg_hash_ctx *src = (struct afalg_hash_ctx *)_src;
 	struct afalg_hash_ctx *dst;
 
 	dst = gnutls_calloc(1, sizeof(*dst));
 	if (dst == NULL)
 		return NULL;
 	dst->alg = src->alg;
-	if (src->md != NULL) {
-		if (_afalg_md_copy(src->md, &dst->md) < 0)
+	dst->op = -1;
+	dst->ckpt = -1;
+	if (src->key != NULL) {
+		dst->key = gnutls_malloc(src->key_size ? src->key_size : 1);
+		if (dst->key == NULL)
 			goto fail;
-	} else {
-		dst->soft_ctx = soft_copy((struct afalg_hash_ctx *)src);
-		if (dst->soft_ctx == NULL)
-			goto fail;
+		memcpy(dst->key, src->key, src->key_size);
+		dst->key_size = src->key_size;
 	}
+	if (copy_state(dst, src) < 0)
+		goto fail;
 	return dst;
 fail:
-	gnutls_free(dst);
+	afalg_hash_deinit(dst);
 	return NULL;
 }
 
-/* One-shot calls use the thread's cached context; a MAC sets its key on
- * it first. */
-static int oneshot(struct afalg_alg *alg, const void *key, size_t key_size,
-		   const void *text, size_t text_size, void *out)
-{
-	struct afalg_md *md = _afalg_md_oneshot(alg);
-
-	if (md == NULL)
-		return GNUTLS_E_INTERNAL_ERROR;
-	if ((alg->family == AFALG_MAC &&
-	     _afalg_md_setkey(md, key, key_size) < 0) ||
-	    _afalg_md_update(md, text, text_size) < 0 ||
-	    _afalg_md_output(md, out, alg->tag_size) < 0) {
-		_afalg_md_oneshot_drop(alg);
-		return GNUTLS_E_INTERNAL_ERROR;
-	}
-	_afalg_count(alg, true);
-	return 0;
-}
-
+/* One-shot calls know their size: no holding, no replay needed, since
+ * the caller's buffer is there for software if the kernel fails. */
 static int afalg_mac_fast(gnutls_mac_algorithm_t algo, const void *nonce,
 			  size_t nonce_size, const void *key, size_t key_size,
 			  const void *text, size_t text_size, void *digest)
@@ -239,9 +607,12 @@ static int afalg_mac_fast(gnutls_mac_algorithm_t algo, const void *nonce,
 
 	if (alg == NULL || !key_size_ok(alg, key_size))
 		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
-	if (alg->kernel && nonce_size == 0 &&
-	    oneshot(alg, key, key_size, text, text_size, digest) == 0)
+	if (nonce_size == 0 && _afalg_use_kernel(alg, 0, text_size) &&
+	    _afalg_kernel_hash_fast(alg, key, key_size, text, text_size,
+				    digest) == 0) {
+		_afalg_count(alg, true);
 		return 0;
+	}
 	_afalg_count(alg, false);
 	return alg->soft.mac->fast(algo, nonce, nonce_size, key, key_size, text,
 				   text_size, digest);
@@ -254,10 +625,14 @@ static int afalg_digest_fast(gnutls_digest_algorithm_t algo, const void *text,
 
 	if (alg == NULL)
 		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
-	if (alg->kernel && oneshot(alg, NULL, 0, text, text_size, digest) == 0)
+	if (_afalg_use_kernel(alg, 0, text_size) &&
+	    _afalg_kernel_hash_fast(alg, NULL, 0, text, text_size, digest) ==
+		    0) {
+		_afalg_count(alg, true);
 		return 0;
+	}
 	_afalg_count(alg, false);
-	return alg->soft.digest->fast(algo, text, text_size, digest);
+	return soft_fast(alg, NULL, 0, text, text_size, digest);
 }
 
 const gnutls_crypto_mac_st _afalg_mac_ops = {
