@@ -34,12 +34,7 @@
 #include <sys/time.h>
 #include <gnutls/gnutls.h>
 #include <gnutls/crypto.h>
-#include <nettle/aes.h>
-#include <nettle/cbc.h>
-#include <nettle/ccm.h>
-#include <nettle/hmac.h>
-#include <nettle/nettle-meta.h>
-#include <nettle/xts.h>
+#include "reference.h"
 
 #define EXIT_PASS 0
 #define EXIT_FAIL 1
@@ -51,8 +46,8 @@
 #define MAX_MAX_SIZE ((1 << 24) - 1) /* CCM with a 12-byte nonce */
 #define MAX_REPORTS 5
 
-#define MAX_KEY 64
-#define MAX_HMAC_KEY 200
+#define MAX_KEY REF_MAX_KEY
+#define MAX_HMAC_KEY REF_MAX_HMAC_KEY
 #define MAX_TAG 16
 #define MAX_DIGEST 64
 #define MAX_AAD 512
@@ -64,52 +59,10 @@
 #define CANARY_BYTE 0xa5
 #define POOL_SLACK 4096 /* messages start at a random 16-byte offset */
 #define BUF_SLACK 256 /* tag, misalignment, canary, XTS minimum */
-#define REF_STATE_WORDS 512 /* digest, HMAC and CMAC contexts */
-#define AEAD_STATE_WORDS 1024 /* GCM keeps 4 KiB of tables */
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 
-enum family {
-	F_CBC,
-	F_XTS,
-	F_AEAD,
-	F_HMAC,
-	F_CMAC,
-	F_HASH
-};
-
-struct alg;
-
-/* Sets the key and encrypts one data unit. */
-typedef void xts_ref_fn(const uint8_t *key, const uint8_t *tweak, size_t len,
-			uint8_t *dst, const uint8_t *src);
-/* Writes ciphertext || tag. */
-typedef void ccm_ref_fn(const struct alg *a, const uint8_t *key,
-			const uint8_t *nonce, const uint8_t *aad,
-			size_t aad_len, const uint8_t *msg, size_t len,
-			uint8_t *dst);
-
-/* One row per algorithm: the GnuTLS id and the Nettle reference. */
-struct alg {
-	const char *name;
-	enum family family;
-	int id; /* gnutls_cipher_algorithm_t, _mac_ or _digest_ */
-	size_t key_size; /* 0: HMAC (random length) or digest */
-	size_t tag_size;
-	/* the Nettle reference: one of these */
-	const struct nettle_cipher *ncipher; /* CBC */
-	xts_ref_fn *xts;
-	const struct nettle_aead *naead; /* GCM, ChaCha20-Poly1305 */
-	ccm_ref_fn *ccm;
-	const struct nettle_hash *nhash; /* digest, HMAC */
-	const struct nettle_mac *nmac; /* CMAC */
-};
-
-/* splitmix64: small, fast and good enough for test data. */
-struct rng {
-	uint64_t s;
-};
 
 struct opts {
 	unsigned long ops;
@@ -146,7 +99,7 @@ struct stats {
 
 /* The state of one algorithm's run and the sizes of the current operation. */
 struct run {
-	const struct alg *a;
+	const struct ref_alg *a;
 	const struct opts *o;
 	struct bufs *b;
 	struct rng rng;
@@ -174,219 +127,6 @@ struct io {
 	int in_place;
 };
 
-/* ---- random numbers ---------------------------------------------------- */
-
-static uint64_t rng_next(struct rng *r)
-{
-	uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* Uniform in 0..n-1 (0 if n is 0). */
-static size_t rng_below(struct rng *r, size_t n)
-{
-	return n ? (size_t)(rng_next(r) % n) : 0;
-}
-
-static void rng_fill(struct rng *r, uint8_t *p, size_t len)
-{
-	uint64_t v;
-
-	while (len >= 8) {
-		v = rng_next(r);
-		memcpy(p, &v, 8);
-		p += 8;
-		len -= 8;
-	}
-	if (len) {
-		v = rng_next(r);
-		memcpy(p, &v, len);
-	}
-}
-
-static void rng_seed(struct rng *r, unsigned long long seed, const char *name)
-{
-	r->s = seed;
-	while (*name)
-		r->s = (r->s ^ (unsigned char)*name++) * 0x100000001b3ULL;
-	rng_next(r);
-}
-
-/* ---- Nettle references ------------------------------------------------- */
-
-static void xts128(const uint8_t *key, const uint8_t *tweak, size_t len,
-		   uint8_t *dst, const uint8_t *src)
-{
-	struct xts_aes128_key ctx;
-
-	xts_aes128_set_encrypt_key(&ctx, key);
-	xts_aes128_encrypt_message(&ctx, tweak, len, dst, src);
-}
-
-static void xts256(const uint8_t *key, const uint8_t *tweak, size_t len,
-		   uint8_t *dst, const uint8_t *src)
-{
-	struct xts_aes256_key ctx;
-
-	xts_aes256_set_encrypt_key(&ctx, key);
-	xts_aes256_encrypt_message(&ctx, tweak, len, dst, src);
-}
-
-/* GCM and ChaCha20-Poly1305 through nettle-meta's generic AEAD. */
-static void aead_meta(const struct alg *a, const uint8_t *key,
-		      const uint8_t *nonce, const uint8_t *aad, size_t aad_len,
-		      const uint8_t *msg, size_t len, uint8_t *dst)
-{
-	uint64_t ctx[AEAD_STATE_WORDS];
-
-	a->naead->set_encrypt_key(ctx, key);
-	a->naead->set_nonce(ctx, nonce);
-	a->naead->update(ctx, aad_len, aad);
-	a->naead->encrypt(ctx, len, dst, msg);
-	a->naead->digest(ctx, a->tag_size, dst + len);
-}
-
-static void ccm128(const struct alg *a, const uint8_t *key,
-		   const uint8_t *nonce, const uint8_t *aad, size_t aad_len,
-		   const uint8_t *msg, size_t len, uint8_t *dst)
-{
-	struct ccm_aes128_ctx ctx;
-
-	ccm_aes128_set_key(&ctx, key);
-	ccm_aes128_encrypt_message(&ctx, NONCE_SIZE, nonce, aad_len, aad,
-				   a->tag_size, len + a->tag_size, dst, msg);
-}
-
-static void ccm256(const struct alg *a, const uint8_t *key,
-		   const uint8_t *nonce, const uint8_t *aad, size_t aad_len,
-		   const uint8_t *msg, size_t len, uint8_t *dst)
-{
-	struct ccm_aes256_ctx ctx;
-
-	ccm_aes256_set_key(&ctx, key);
-	ccm_aes256_encrypt_message(&ctx, NONCE_SIZE, nonce, aad_len, aad,
-				   a->tag_size, len + a->tag_size, dst, msg);
-}
-
-static void aead_reference(const struct alg *a, const uint8_t *key,
-			   const uint8_t *nonce, const uint8_t *aad,
-			   size_t aad_len, const uint8_t *msg, size_t len,
-			   uint8_t *dst)
-{
-	if (a->naead)
-		aead_meta(a, key, nonce, aad, aad_len, msg, len, dst);
-	else
-		a->ccm(a, key, nonce, aad, aad_len, msg, len, dst);
-}
-
-/*
- * Digest, HMAC (key of any length, generic hmac_*() over a nettle_hash:
- * outer, inner and running state side by side) or CMAC (nettle_mac).
- * A plain struct, so assignment copies the state.
- */
-struct ref_stream {
-	const struct alg *a;
-	size_t cs; /* HMAC: offset between the three hash contexts */
-	uint64_t st[REF_STATE_WORDS];
-};
-
-static void ref_init(struct ref_stream *s, const struct alg *a,
-		     const uint8_t *key, size_t key_len)
-{
-	uint8_t *p = (uint8_t *)s->st;
-
-	s->a = a;
-	s->cs = a->nhash ? (a->nhash->context_size + 15) & ~(size_t)15 : 0;
-	if (a->family == F_HASH)
-		a->nhash->init(p);
-	else if (a->family == F_HMAC)
-		hmac_set_key(p, p + s->cs, p + 2 * s->cs, a->nhash, key_len,
-			     key);
-	else
-		a->nmac->set_key(p, key);
-}
-
-static void ref_update(struct ref_stream *s, const uint8_t *data, size_t len)
-{
-	uint8_t *p = (uint8_t *)s->st;
-
-	if (s->a->family == F_HASH)
-		s->a->nhash->update(p, len, data);
-	else if (s->a->family == F_HMAC)
-		hmac_update(p + 2 * s->cs, s->a->nhash, len, data);
-	else
-		s->a->nmac->update(p, len, data);
-}
-
-static size_t ref_digest_size(const struct alg *a)
-{
-	return a->nmac ? a->nmac->digest_size : a->nhash->digest_size;
-}
-
-static void ref_digest(struct ref_stream *s, uint8_t *out)
-{
-	uint8_t *p = (uint8_t *)s->st;
-	size_t size = ref_digest_size(s->a);
-
-	if (s->a->family == F_HASH)
-		s->a->nhash->digest(p, size, out);
-	else if (s->a->family == F_HMAC)
-		hmac_digest(p, p + s->cs, p + 2 * s->cs, s->a->nhash, size,
-			    out);
-	else
-		s->a->nmac->digest(p, size, out);
-}
-
-/* ---- the table --------------------------------------------------------- */
-
-/* name, family, GnuTLS id, key size, tag size, Nettle reference */
-static const struct alg algs[] = {
-	{ "AES-128-CBC", F_CBC, GNUTLS_CIPHER_AES_128_CBC, 16, 0,
-	  .ncipher = &nettle_aes128 },
-	{ "AES-192-CBC", F_CBC, GNUTLS_CIPHER_AES_192_CBC, 24, 0,
-	  .ncipher = &nettle_aes192 },
-	{ "AES-256-CBC", F_CBC, GNUTLS_CIPHER_AES_256_CBC, 32, 0,
-	  .ncipher = &nettle_aes256 },
-	{ "AES-128-XTS", F_XTS, GNUTLS_CIPHER_AES_128_XTS, 32, 0,
-	  .xts = xts128 },
-	{ "AES-256-XTS", F_XTS, GNUTLS_CIPHER_AES_256_XTS, 64, 0,
-	  .xts = xts256 },
-	{ "AES-128-GCM", F_AEAD, GNUTLS_CIPHER_AES_128_GCM, 16, 16,
-	  .naead = &nettle_gcm_aes128 },
-	{ "AES-256-GCM", F_AEAD, GNUTLS_CIPHER_AES_256_GCM, 32, 16,
-	  .naead = &nettle_gcm_aes256 },
-	{ "AES-128-CCM", F_AEAD, GNUTLS_CIPHER_AES_128_CCM, 16, 16,
-	  .ccm = ccm128 },
-	{ "AES-256-CCM", F_AEAD, GNUTLS_CIPHER_AES_256_CCM, 32, 16,
-	  .ccm = ccm256 },
-	{ "AES-128-CCM-8", F_AEAD, GNUTLS_CIPHER_AES_128_CCM_8, 16, 8,
-	  .ccm = ccm128 },
-	{ "AES-256-CCM-8", F_AEAD, GNUTLS_CIPHER_AES_256_CCM_8, 32, 8,
-	  .ccm = ccm256 },
-	{ "CHACHA20-POLY1305", F_AEAD, GNUTLS_CIPHER_CHACHA20_POLY1305, 32, 16,
-	  .naead = &nettle_chacha_poly1305 },
-	{ "HMAC-SHA1", F_HMAC, GNUTLS_MAC_SHA1, .nhash = &nettle_sha1 },
-	{ "HMAC-SHA224", F_HMAC, GNUTLS_MAC_SHA224, .nhash = &nettle_sha224 },
-	{ "HMAC-SHA256", F_HMAC, GNUTLS_MAC_SHA256, .nhash = &nettle_sha256 },
-	{ "HMAC-SHA384", F_HMAC, GNUTLS_MAC_SHA384, .nhash = &nettle_sha384 },
-	{ "HMAC-SHA512", F_HMAC, GNUTLS_MAC_SHA512, .nhash = &nettle_sha512 },
-	{ "AES-CMAC-128", F_CMAC, GNUTLS_MAC_AES_CMAC_128, 16,
-	  .nmac = &nettle_cmac_aes128 },
-	{ "AES-CMAC-256", F_CMAC, GNUTLS_MAC_AES_CMAC_256, 32,
-	  .nmac = &nettle_cmac_aes256 },
-	{ "SHA1", F_HASH, GNUTLS_DIG_SHA1, .nhash = &nettle_sha1 },
-	{ "SHA224", F_HASH, GNUTLS_DIG_SHA224, .nhash = &nettle_sha224 },
-	{ "SHA256", F_HASH, GNUTLS_DIG_SHA256, .nhash = &nettle_sha256 },
-	{ "SHA384", F_HASH, GNUTLS_DIG_SHA384, .nhash = &nettle_sha384 },
-	{ "SHA512", F_HASH, GNUTLS_DIG_SHA512, .nhash = &nettle_sha512 },
-	{ "SHA3-224", F_HASH, GNUTLS_DIG_SHA3_224, .nhash = &nettle_sha3_224 },
-	{ "SHA3-256", F_HASH, GNUTLS_DIG_SHA3_256, .nhash = &nettle_sha3_256 },
-	{ "SHA3-384", F_HASH, GNUTLS_DIG_SHA3_384, .nhash = &nettle_sha3_384 },
-	{ "SHA3-512", F_HASH, GNUTLS_DIG_SHA3_512, .nhash = &nettle_sha3_512 },
-};
 
 /* ---- reporting --------------------------------------------------------- */
 
@@ -575,29 +315,15 @@ static void cipher_reference(struct run *r, const uint8_t *key,
 			     const uint8_t *iv0, const struct seg *s, int n,
 			     const uint8_t *msg)
 {
-	const struct alg *a = r->a;
-	union {
-		struct aes128_ctx aes128;
-		struct aes192_ctx aes192;
-		struct aes256_ctx aes256;
-	} ctx;
-	uint8_t iv[BLOCK], *dst;
-	const uint8_t *src;
+	uint8_t iv[BLOCK];
 	int i;
 
-	if (a->ncipher)
-		a->ncipher->set_encrypt_key(&ctx, key);
 	memcpy(iv, iv0, BLOCK);
 	for (i = 0; i < n; i++) {
-		dst = r->b->ref + s[i].off;
-		src = msg + s[i].off;
 		if (s[i].new_iv)
 			memcpy(iv, s[i].iv, BLOCK);
-		if (a->ncipher)
-			cbc_encrypt(&ctx, a->ncipher->encrypt, BLOCK, iv,
-				    s[i].len, dst, src);
-		else
-			a->xts(key, iv, s[i].len, dst, src);
+		ref_cipher(r->a, key, iv, 1, s[i].len, r->b->ref + s[i].off,
+			   msg + s[i].off);
 	}
 }
 
@@ -641,7 +367,7 @@ static size_t cipher_size(struct run *r)
 
 static void cipher_op(struct run *r)
 {
-	const struct alg *a = r->a;
+	const struct ref_alg *a = r->a;
 	uint8_t key[MAX_KEY], iv[BLOCK];
 	gnutls_datum_t kd = { key, a->key_size }, ivd = { iv, BLOCK };
 	size_t len = cipher_size(r);
@@ -831,7 +557,7 @@ static void aead_tamper(struct run *r, struct aead_job *j)
 
 static void aead_op(struct run *r)
 {
-	const struct alg *a = r->a;
+	const struct ref_alg *a = r->a;
 	uint8_t key[MAX_KEY];
 	gnutls_datum_t kd = { key, a->key_size };
 	struct aead_job j;
@@ -846,7 +572,7 @@ static void aead_op(struct run *r)
 	j.aad = pick_data(r);
 	j.msg = pick_data(r);
 	note_sizes(r, len, aad_len, a->key_size);
-	aead_reference(a, key, j.nonce, j.aad, aad_len, j.msg, len, r->b->ref);
+	ref_aead(a, key, j.nonce, NONCE_SIZE, j.aad, aad_len, j.msg, len, r->b->ref);
 
 	if (check_ret(r, "gnutls_aead_cipher_init",
 		      gnutls_aead_cipher_init(&j.h, a->id, &kd)) < 0)
@@ -879,12 +605,12 @@ union stream_hd {
 	gnutls_hmac_hd_t hmac;
 };
 
-static int is_hash(const struct alg *a)
+static int is_hash(const struct ref_alg *a)
 {
 	return a->family == F_HASH;
 }
 
-static int gs_init(const struct alg *a, union stream_hd *h, const uint8_t *key,
+static int gs_init(const struct ref_alg *a, union stream_hd *h, const uint8_t *key,
 		   size_t key_len)
 {
 	if (is_hash(a))
@@ -892,7 +618,7 @@ static int gs_init(const struct alg *a, union stream_hd *h, const uint8_t *key,
 	return gnutls_hmac_init(&h->hmac, a->id, key, key_len);
 }
 
-static int gs_update(const struct alg *a, union stream_hd *h,
+static int gs_update(const struct ref_alg *a, union stream_hd *h,
 		     const uint8_t *data, size_t len)
 {
 	if (is_hash(a))
@@ -900,7 +626,7 @@ static int gs_update(const struct alg *a, union stream_hd *h,
 	return gnutls_hmac(h->hmac, data, len);
 }
 
-static void gs_output(const struct alg *a, union stream_hd *h, uint8_t *out)
+static void gs_output(const struct ref_alg *a, union stream_hd *h, uint8_t *out)
 {
 	if (is_hash(a))
 		gnutls_hash_output(h->hash, out);
@@ -908,7 +634,7 @@ static void gs_output(const struct alg *a, union stream_hd *h, uint8_t *out)
 		gnutls_hmac_output(h->hmac, out);
 }
 
-static int gs_copy(const struct alg *a, union stream_hd *h,
+static int gs_copy(const struct ref_alg *a, union stream_hd *h,
 		   union stream_hd *copy)
 {
 	if (is_hash(a))
@@ -916,7 +642,7 @@ static int gs_copy(const struct alg *a, union stream_hd *h,
 	return (copy->hmac = gnutls_hmac_copy(h->hmac)) != NULL;
 }
 
-static void gs_deinit(const struct alg *a, union stream_hd *h)
+static void gs_deinit(const struct ref_alg *a, union stream_hd *h)
 {
 	if (is_hash(a))
 		gnutls_hash_deinit(h->hash, NULL);
@@ -924,7 +650,7 @@ static void gs_deinit(const struct alg *a, union stream_hd *h)
 		gnutls_hmac_deinit(h->hmac, NULL);
 }
 
-static int gs_fast(const struct alg *a, const uint8_t *key, size_t key_len,
+static int gs_fast(const struct ref_alg *a, const uint8_t *key, size_t key_len,
 		   const uint8_t *data, size_t len, uint8_t *out)
 {
 	if (is_hash(a))
@@ -994,7 +720,7 @@ static size_t stream_key_len(struct run *r)
 
 static void stream_op(struct run *r)
 {
-	const struct alg *a = r->a;
+	const struct ref_alg *a = r->a;
 	uint8_t key[MAX_HMAC_KEY], want[MAX_DIGEST];
 	uint8_t got[MAX_DIGEST + CANARY_SIZE];
 	size_t key_len = stream_key_len(r), size = ref_digest_size(a);
@@ -1037,7 +763,7 @@ static void stream_op(struct run *r)
 
 /* ---- driver ------------------------------------------------------------ */
 
-static int probe(const struct alg *a)
+static int probe(const struct ref_alg *a)
 {
 	uint8_t key[MAX_KEY], iv[BLOCK] = { 0 };
 	gnutls_datum_t kd = { key, a->key_size }, ivd = { iv, BLOCK };
@@ -1066,32 +792,6 @@ static int probe(const struct alg *a)
 		gs_deinit(a, &h);
 		return 1;
 	}
-}
-
-/* The Nettle contexts must fit the fixed-size buffers above. */
-static int check_table(void)
-{
-	const struct alg *a;
-	size_t need, room;
-
-	for (a = algs; a < algs + ARRAY_SIZE(algs); a++) {
-		need = 0;
-		room = REF_STATE_WORDS * sizeof(uint64_t);
-		if (a->naead) {
-			need = a->naead->context_size;
-			room = AEAD_STATE_WORDS * sizeof(uint64_t);
-		} else if (a->nmac) {
-			need = a->nmac->context_size;
-		} else if (a->nhash) {
-			need = 3 * ((a->nhash->context_size + 15) & ~15u);
-		}
-		if (need > room) {
-			fprintf(stderr, "differential: %s: context too large\n",
-				a->name);
-			return -1;
-		}
-	}
-	return 0;
 }
 
 static void print_summary(const struct run *r)
@@ -1123,7 +823,7 @@ static void print_summary(const struct run *r)
 }
 
 /* Returns the mismatches, or -1 if GnuTLS lacks the algorithm. */
-static long run_alg(const struct alg *a, const struct opts *o, struct bufs *b)
+static long run_alg(const struct ref_alg *a, const struct opts *o, struct bufs *b)
 {
 	struct run r = { .a = a, .o = o, .b = b };
 
@@ -1191,8 +891,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: differential [--ops N] [--seed S] [--max-size BYTES] ALGORITHM...\n"
 		"ALGORITHM: all");
-	for (i = 0; i < ARRAY_SIZE(algs); i++)
-		fprintf(stderr, " %s", algs[i].name);
+	for (i = 0; i < ref_algs_size; i++)
+		fprintf(stderr, " %s", ref_algs[i].name);
 	fprintf(stderr, "\n");
 	exit(EXIT_ERROR);
 }
@@ -1243,13 +943,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	return i;
 }
 
-static const struct alg *find_alg(const char *name)
+static const struct ref_alg *find_alg(const char *name)
 {
-	size_t i;
+	const struct ref_alg *a = ref_find(name);
 
-	for (i = 0; i < ARRAY_SIZE(algs); i++)
-		if (strcasecmp(algs[i].name, name) == 0)
-			return &algs[i];
+	if (a != NULL)
+		return a;
 	fprintf(stderr, "differential: unknown algorithm %s\n", name);
 	usage();
 	return NULL;
@@ -1262,7 +961,7 @@ struct totals {
 	unsigned long long mismatches;
 };
 
-static void run_one(const struct alg *a, const struct opts *o, struct bufs *b,
+static void run_one(const struct ref_alg *a, const struct opts *o, struct bufs *b,
 		    struct totals *t)
 {
 	long m = run_alg(a, o, b);
@@ -1287,15 +986,15 @@ int main(int argc, char **argv)
 	for (arg = first; arg < argc; arg++)
 		if (strcasecmp(argv[arg], "all") != 0)
 			find_alg(argv[arg]);
-	if (check_table() < 0)
+	if (ref_check() < 0)
 		return EXIT_ERROR;
 	alloc_bufs(&b, o.max_size);
 	printf("differential: seed %llu, %lu operations per algorithm, sizes 0..%zu\n",
 	       o.seed, o.ops, o.max_size);
 	for (arg = first; arg < argc; arg++) {
 		if (strcasecmp(argv[arg], "all") == 0)
-			for (i = 0; i < ARRAY_SIZE(algs); i++)
-				run_one(&algs[i], &o, &b, &t);
+			for (i = 0; i < ref_algs_size; i++)
+				run_one(&ref_algs[i], &o, &b, &t);
 		else
 			run_one(find_alg(argv[arg]), &o, &b, &t);
 	}
