@@ -38,9 +38,10 @@
  *                      none (checked where AF_ALG is there)
  *   fork               the rest runs in parent and child, step by step
  *                      in turn (child first), both checked
- *   exec [N]           fork+exec a program that counts the AF_ALG
- *                      sockets and pipes it inherited: none (N times, with
- *                      a thread opening kernel contexts meanwhile)
+ *   exec [N]           fork+exec a program (inherited.c) that counts the
+ *                      AF_ALG sockets and pipes it inherited: none (N
+ *                      times, with a thread opening kernel contexts
+ *                      meanwhile)
  *   fds N              at most N AF_ALG sockets opened since the case
  *                      started
  *   nofile N           RLIMIT_NOFILE soft limit
@@ -486,36 +487,24 @@ static int step_kernel(struct run *r, const struct step *s, bool want)
 #define MAX_FD 4096
 static bool preexisting[MAX_FD];
 
-static void note_preexisting(const char *list)
+static void note_preexisting(void)
 {
 	int fd;
 
-	if (list != NULL) {
-		for (; *list;
-		     list += strspn(list, "0123456789"), list += *list == ',')
-			if ((fd = atoi(list)) >= 0 && fd < MAX_FD)
-				preexisting[fd] = true;
-		return;
-	}
 	for (fd = 0; fd < MAX_FD; fd++)
 		preexisting[fd] = fcntl(fd, F_GETFD) >= 0;
 }
 
-/* AF_ALG sockets (and, with pipes, every pipe) of this process. */
-static int count_fds(bool pipes)
+/* AF_ALG sockets of this process, but for those open at the start. */
+static int count_fds(void)
 {
 	int fd, n = 0, domain;
 	socklen_t len;
 	struct stat st;
 
 	for (fd = 3; fd < MAX_FD; fd++) {
-		if (preexisting[fd] || fstat(fd, &st) < 0)
-			continue;
-		if (pipes && S_ISFIFO(st.st_mode)) {
-			n++;
-			continue;
-		}
-		if (!S_ISSOCK(st.st_mode))
+		if (preexisting[fd] || fstat(fd, &st) < 0 ||
+		    !S_ISSOCK(st.st_mode))
 			continue;
 		len = sizeof(domain);
 		if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 &&
@@ -533,7 +522,7 @@ static unsigned log_at_start, cases_run;
 
 static int step_fds(struct run *r, const struct step *s)
 {
-	int n = count_fds(false) - fds_at_start;
+	int n = count_fds() - fds_at_start;
 	long max = arg_num(s, 0, 0);
 
 	if (n > max)
@@ -544,13 +533,17 @@ static int step_fds(struct run *r, const struct step *s)
 	return 0;
 }
 
-/* The program run over exec: exits with the number of AF_ALG sockets
- * and pipes it inherited, but for those the test itself had open when
- * it started (given as a list). */
-static int inherited_main(const char *list)
+/* The program run over exec (inherited.c), beside this one. */
+static char checker[4096];
+
+static void find_checker(void)
 {
-	note_preexisting(list);
-	return count_fds(true);
+	ssize_t n = readlink("/proc/self/exe", checker, sizeof(checker) - 16);
+	char *slash;
+
+	checker[n > 0 ? n : 0] = 0;
+	slash = strrchr(checker, '/');
+	strcpy(slash ? slash + 1 : checker, "inherited");
 }
 
 static int run_checker(struct run *r, const struct step *s)
@@ -569,7 +562,7 @@ static int run_checker(struct run *r, const struct step *s)
 	if (pid < 0)
 		return fail(r, s, "fork: %s", strerror(errno));
 	if (pid == 0) {
-		execl("/proc/self/exe", "contract", "--inherited", list, NULL);
+		execl(checker, "inherited", list, NULL);
 		_exit(EXIT_ERROR);
 	}
 	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
@@ -797,7 +790,7 @@ static void run_init(struct run *r, const struct kase *k, const char *alg)
 	/* no fault, failure count or switched-off kernel from earlier cases */
 	if (fault_fn != NULL)
 		fault_fn(NULL);
-	fds_at_start = count_fds(false);
+	fds_at_start = count_fds();
 	/* the first case of a process sees the library's start too */
 	log_at_start = cases_run++ == 0 ? 0 : log_count;
 	memset(r, 0, sizeof(*r));
@@ -986,9 +979,8 @@ int main(int argc, char **argv)
 	const char *mode = getenv("GNUTLS_AFALG");
 	int arg, fd, ret;
 
-	if (argc == 3 && strcmp(argv[1], "--inherited") == 0)
-		return inherited_main(argv[2]);
-	note_preexisting(NULL);
+	note_preexisting();
+	find_checker();
 	for (arg = 1; arg < argc && argv[arg][0] == '-'; arg++) {
 		if (strcmp(argv[arg], "--matrix") == 0)
 			o.matrix = true;

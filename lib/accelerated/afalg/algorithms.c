@@ -25,6 +25,8 @@
 #include "config.h"
 #include "afalg-int.h"
 
+#include <string.h>
+
 #define CIPHER(_id, _kname, _key, _iv, _block, _flags)             \
 	{                                                          \
 		.family = AFALG_CIPHER, .id = GNUTLS_CIPHER_##_id, \
@@ -138,9 +140,30 @@ void _afalg_count(struct afalg_alg *alg, bool kernel)
 			   __ATOMIC_RELAXED);
 }
 
-/* Does an operation of this size go to the kernel?  dir: 0 encrypts or
- * hashes, 1 decrypts. */
-bool _afalg_use_kernel(const struct afalg_alg *alg, unsigned dir, size_t size)
+/* Does an operation of this size go to the kernel?  dir: 0 encrypts, or
+ * a hash message; 1 decrypts, or a one-shot hash.  An algorithm in auto
+ * mode accounts its work until its thresholds are known. */
+bool _afalg_use_kernel(struct afalg_alg *alg, unsigned dir, size_t size)
 {
-	return size >= alg->threshold[dir] && _afalg_kernel_usable(alg);
+	if (unlikely(!__atomic_load_n(&alg->settled, __ATOMIC_RELAXED)))
+		_afalg_account(alg, size);
+	return size >= __atomic_load_n(&alg->threshold[dir],
+				       __ATOMIC_RELAXED) &&
+	       _afalg_kernel_usable(alg);
+}
+
+/* The IV the kernel takes: the nonce, but for CCM the first counter
+ * block (the length of the length field minus one, then the nonce: RFC
+ * 3610).  Returns its size. */
+size_t _afalg_kernel_iv(const struct afalg_alg *alg, const void *nonce,
+			size_t nonce_size, uint8_t iv[AFALG_MAX_IV_SIZE])
+{
+	if (!(alg->flags & AFALG_CCM_NONCE)) {
+		memcpy(iv, nonce, nonce_size);
+		return nonce_size;
+	}
+	memset(iv, 0, AFALG_MAX_IV_SIZE);
+	iv[0] = 15 - nonce_size - 1;
+	memcpy(iv + 1, nonce, nonce_size);
+	return AFALG_MAX_IV_SIZE;
 }

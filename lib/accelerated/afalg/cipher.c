@@ -173,20 +173,18 @@ static int kernel_op(struct afalg_cipher_ctx *ctx)
 }
 
 /* CBC takes whole blocks, split into requests; an XTS call is one data
- * unit, which must fit in one request. */
+ * unit, which must fit in one request.  (The size is asked about first:
+ * an algorithm in auto mode counts all its work.) */
 static bool cipher_in_kernel(struct afalg_cipher_ctx *ctx, int enc, size_t size)
 {
-	const struct afalg_alg *alg = ctx->alg;
+	struct afalg_alg *alg = ctx->alg;
 
-	if (!ctx->kernel_key || ctx->iv_size != alg->iv_size || size == 0)
+	if (!_afalg_use_kernel(alg, !enc, size) || !ctx->kernel_key ||
+	    ctx->iv_size != alg->iv_size || size == 0)
 		return false;
-	if (alg->flags & AFALG_CHAIN_IV) {
-		if (size % alg->block_size != 0)
-			return false;
-	} else if (size < alg->block_size || size > AFALG_MAX_REQUEST) {
-		return false;
-	}
-	return _afalg_use_kernel(alg, !enc, size);
+	if (alg->flags & AFALG_CHAIN_IV)
+		return size % alg->block_size == 0;
+	return size >= alg->block_size && size <= AFALG_MAX_REQUEST;
 }
 
 /* Returns how many bytes the kernel did; after a failure, software
@@ -336,28 +334,12 @@ static bool aead_in_kernel(struct afalg_cipher_ctx *ctx, int enc,
 			   size_t nonce_size, size_t auth_size,
 			   size_t text_size, size_t tag_size)
 {
-	const struct afalg_alg *alg = ctx->alg;
+	struct afalg_alg *alg = ctx->alg;
 
-	return ctx->kernel_key && _afalg_nonce_ok(alg, nonce_size) &&
-	       tag_size == alg->tag_size &&
+	return _afalg_use_kernel(alg, !enc, text_size) && ctx->kernel_key &&
+	       _afalg_nonce_ok(alg, nonce_size) && tag_size == alg->tag_size &&
 	       auth_size + text_size + tag_size <= AFALG_MAX_REQUEST &&
-	       (enc || auth_size + text_size > 0) &&
-	       _afalg_use_kernel(alg, !enc, text_size);
-}
-
-/* The kernel's ccm(aes) takes the first counter block: the length of the
- * length field minus one, then the nonce (RFC 3610). */
-static size_t kernel_iv(const struct afalg_alg *alg, const void *nonce,
-			size_t nonce_size, uint8_t iv[AFALG_MAX_IV_SIZE])
-{
-	if (!(alg->flags & AFALG_CCM_NONCE)) {
-		memcpy(iv, nonce, nonce_size);
-		return nonce_size;
-	}
-	memset(iv, 0, AFALG_MAX_IV_SIZE);
-	iv[0] = 15 - nonce_size - 1;
-	memcpy(iv + 1, nonce, nonce_size);
-	return AFALG_MAX_IV_SIZE;
+	       (enc || auth_size + text_size > 0);
 }
 
 static int aead_kernel(struct afalg_cipher_ctx *ctx, int enc, const void *nonce,
@@ -366,7 +348,7 @@ static int aead_kernel(struct afalg_cipher_ctx *ctx, int enc, const void *nonce,
 		       size_t out_size)
 {
 	uint8_t iv[AFALG_MAX_IV_SIZE];
-	size_t iv_size = kernel_iv(ctx->alg, nonce, nonce_size, iv);
+	size_t iv_size = _afalg_kernel_iv(ctx->alg, nonce, nonce_size, iv);
 	int ret;
 
 	ret = kernel_op(ctx);

@@ -59,6 +59,7 @@ struct afalg_hash_ctx {
 	bool soft_used; /* it holds part of the current message */
 	uint8_t *buf; /* held bytes, or sent since the checkpoint */
 	size_t len, cap;
+	size_t msg_len; /* the message so far */
 	int op; /* kernel operation socket, or -1 */
 	int ckpt; /* checkpoint of the message, or -1 */
 	unsigned forkid; /* process that opened op */
@@ -190,6 +191,7 @@ static void msg_start(struct afalg_hash_ctx *ctx)
 {
 	_afalg_kernel_close(&ctx->ckpt);
 	buf_clear(ctx);
+	ctx->msg_len = 0;
 	if (ctx->alg->threshold[0] <= AFALG_HASH_REPLAY &&
 	    _afalg_kernel_usable(ctx->alg))
 		ctx->state = MSG_HOLD;
@@ -328,6 +330,7 @@ static int afalg_hash_update(void *_ctx, const void *_data, size_t size)
 	ret = check_fork(ctx);
 	if (ret < 0)
 		return gnutls_assert_val(ret);
+	ctx->msg_len += size;
 	for (;;) {
 		switch (ctx->state) {
 		case MSG_HOLD:
@@ -398,6 +401,8 @@ static int output(struct afalg_hash_ctx *ctx, uint8_t *out)
 			ret = ctx->soft_used ? 0 : soft_ready(ctx);
 			if (ret < 0)
 				return ret;
+			/* an algorithm in auto mode counts its work */
+			_afalg_use_kernel(ctx->alg, 0, ctx->msg_len);
 			_afalg_count(ctx->alg, false);
 			return soft_output(ctx, out);
 		case MSG_LOST:
@@ -607,7 +612,7 @@ static int afalg_mac_fast(gnutls_mac_algorithm_t algo, const void *nonce,
 
 	if (alg == NULL || !key_size_ok(alg, key_size))
 		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
-	if (nonce_size == 0 && _afalg_use_kernel(alg, 0, text_size) &&
+	if (nonce_size == 0 && _afalg_use_kernel(alg, 1, text_size) &&
 	    _afalg_kernel_hash_fast(alg, key, key_size, text, text_size,
 				    digest) == 0) {
 		_afalg_count(alg, true);
@@ -625,7 +630,7 @@ static int afalg_digest_fast(gnutls_digest_algorithm_t algo, const void *text,
 
 	if (alg == NULL)
 		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
-	if (_afalg_use_kernel(alg, 0, text_size) &&
+	if (_afalg_use_kernel(alg, 1, text_size) &&
 	    _afalg_kernel_hash_fast(alg, NULL, 0, text, text_size, digest) ==
 		    0) {
 		_afalg_count(alg, true);
