@@ -5,7 +5,8 @@
 #
 # Usage: policy.sh CHECK...   (see the checks below; "all" runs them all)
 # Environment: ACCEL_BIN (afalgtool, gnutls-cli), CONTRACT (the contract
-# program), CASES (tests/contract/policy.cases).
+# program), CASES (tests/contract/policy.cases), DIFFERENTIAL (the
+# differential test).
 #
 # Where AF_ALG is missing the module registers nothing: every check but
 # start-up then skips.
@@ -197,8 +198,42 @@ check_calibrate_on_use() {
 	fi
 }
 
+# auto with measured thresholds: every algorithm calibrated, then the
+# differential test and the contract cases in auto mode, so that the
+# paths auto takes (straight to software where the kernel never wins,
+# the kernel from a threshold up) give Nettle's answers.
+check_auto_paths() {
+	local run=(env XDG_CACHE_HOME="$tmp/cache3" GNUTLS_AFALG=auto
+		GNUTLS_AFALG_SYSTEM_CACHE="$tmp/none"
+		LD_LIBRARY_PATH="$ACCEL_BIN/../lib")
+	local never finite f failures=
+
+	"${run[@]}" "$tool" --calibrate >"$tmp/cal" 2>&1
+	never=$(grep -c "faster at every size" "$tmp/cal")
+	finite=$(grep -c "from the threshold up" "$tmp/cal")
+	if ! "${run[@]}" GNUTLS_DEBUG_LEVEL=2 "${DIFFERENTIAL:?}" --ops 100 \
+		--max-size 20000 all >"$tmp/out" 2>"$tmp/log"; then
+		fail "differential in auto: $(grep -v '^gnutls' "$tmp/out" | grep -m 3 FAIL)"
+		return
+	fi
+	if [ "$(logged 'thresholds from the user cache')" = 0 ]; then
+		fail "differential in auto: the cache was not used"
+		return
+	fi
+	for f in aead cipher hash; do
+		"${run[@]}" "$CONTRACT" --defect 0 \
+			"$(dirname "$CASES")/$f.cases" >"$tmp/out" 2>/dev/null ||
+			failures+=" $(grep '^FAIL' "$tmp/out" | tr '\n' ' ')"
+	done
+	if [ -n "$failures" ]; then
+		fail "contract cases in auto:$failures"
+		return
+	fi
+	pass "differential and contract cases in auto: $never algorithms in software, $finite with a kernel threshold"
+}
+
 checks=(startup off default overrides invalid config cache bad_cache
-	system_cache calibrate_on_use)
+	system_cache calibrate_on_use auto_paths)
 [ "${1:-all}" = all ] || checks=("$@")
 for check in "${checks[@]}"; do
 	if [ "$check" != startup ] && ! have_afalg; then

@@ -328,12 +328,17 @@ static int kernel_update(struct afalg_hash_ctx *ctx, const uint8_t *data,
 /* How often one call may replace a failed kernel socket. */
 #define RECOVERIES 2
 
-/* An algorithm that never goes to the kernel, with its software
- * context made: straight to software. */
+/* A message that can never go to the kernel (its algorithm settled on
+ * software for messages; one-shot calls do not use contexts), with its
+ * software context made: straight to software. */
 static bool soft_only(const struct afalg_hash_ctx *ctx)
 {
+	const struct afalg_alg *alg = ctx->alg;
+
 	return ctx->state == MSG_SOFT && ctx->soft != NULL &&
-	       __atomic_load_n(&ctx->alg->soft_only, __ATOMIC_RELAXED);
+	       __atomic_load_n(&alg->settled, __ATOMIC_RELAXED) &&
+	       __atomic_load_n(&alg->threshold[0], __ATOMIC_RELAXED) ==
+		       AFALG_NEVER;
 }
 
 static int afalg_hash_update(void *_ctx, const void *_data, size_t size)
