@@ -21,6 +21,8 @@
  *                           accepted
  *   EDGE_ALLOW_NO_COPY=1    skip, rather than fail, when gnutls_hash_copy()
  *                           or gnutls_hmac_copy() returns NULL
+ *   EDGE_MAX_LARGE=BYTES    skip the large-* messages above BYTES (under
+ *                           valgrind, where 16 MiB takes half a minute)
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -257,6 +259,7 @@ static struct {
 	int strict_clear;
 	int strict_keysize;
 	int allow_no_copy;
+	size_t max_large; /* 0: no limit */
 } opt;
 
 /* ---- results ---- */
@@ -1910,6 +1913,11 @@ static void run_check(const struct ctx *c, const struct check *k,
 		report(c->alg->name, k, &r, 0, t);
 		return;
 	}
+	if (k->run == run_large && opt.max_large > 0 && k->a > opt.max_large) {
+		skip(&r, "larger than EDGE_MAX_LARGE");
+		report(c->alg->name, k, &r, 0, t);
+		return;
+	}
 	arm(c->alg->name, k->name, t);
 	start = now();
 	r.out = k->run(c, k, &r);
@@ -2020,6 +2028,8 @@ static void read_env(void)
 	opt.strict_keysize = s != NULL && strcmp(s, "1") == 0;
 	s = getenv("EDGE_ALLOW_NO_COPY");
 	opt.allow_no_copy = s != NULL && strcmp(s, "1") == 0;
+	s = getenv("EDGE_MAX_LARGE");
+	opt.max_large = s != NULL ? strtoul(s, NULL, 10) : 0;
 }
 
 static int usage(const char *prog)
