@@ -27,6 +27,9 @@ void _gnutls_afalg_deinit(void);
 
 /* For tests only: makes a chosen kernel call fail (see kernel.c). */
 int _gnutls_afalg_fault(const char *spec);
+
+/* For afalgtool: what each algorithm does and why (see afalg.c). */
+int _gnutls_afalg_info(unsigned flags, gnutls_datum_t *out);
 #else
 inline static int _gnutls_afalg_init(void)
 {

@@ -23,6 +23,7 @@
 
 #include "gnutls_int.h"
 #include "crypto-backend.h"
+#include "str.h"
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -51,6 +52,10 @@
 /* A size threshold that no operation reaches. */
 #define AFALG_NEVER SIZE_MAX
 
+/* Bytes of work after which an algorithm in auto mode with no cached
+ * thresholds is calibrated (see policy.c). */
+#define AFALG_CALIBRATE_AFTER (16 * 1024 * 1024)
+
 enum afalg_family {
 	AFALG_CIPHER,
 	AFALG_AEAD,
@@ -64,6 +69,16 @@ enum afalg_mode {
 	AFALG_MODE_AUTO, /* kernel only where measured faster */
 	AFALG_MODE_KERNEL, /* every operation the kernel takes */
 };
+
+/* Where an algorithm's thresholds came from. */
+enum afalg_source {
+	AFALG_FROM_DEFAULT, /* auto: software until measured */
+	AFALG_FROM_CACHE,
+	AFALG_FROM_CALIBRATION,
+	AFALG_FROM_OVERRIDE, /* kernel mode, or a size the operator set */
+};
+
+extern const char *const _afalg_source_names[];
 
 /* Row flags */
 #define AFALG_CHAIN_IV 1 /* CBC: each call continues from the last block */
@@ -89,31 +104,88 @@ struct afalg_alg {
 	unsigned block_size;
 	unsigned flags;
 
-	/* set by _gnutls_afalg_init() */
+	/* set by _gnutls_afalg_init() (policy.c) */
 	enum afalg_mode mode;
 	bool forced; /* the operator named the mode explicitly */
+	bool fixed; /* the operator set a size */
+	size_t fixed_size;
 	bool registered;
 	union afalg_soft soft;
-	/* smallest operation that goes to the kernel, per direction
-	 * (0: encrypt or hash, 1: decrypt); AFALG_NEVER: none */
+	/* smallest operation that goes to the kernel: for ciphers per
+	 * direction (0: encrypt, 1: decrypt), for MACs and digests per kind
+	 * (0: a message of a context, 1: a one-shot call); AFALG_NEVER:
+	 * none */
 	size_t threshold[2];
+	enum afalg_source source;
+	bool settled; /* thresholds known: no more accounting */
+	bool soft_only; /* settled, and no operation goes to the kernel */
+
+	/* a cached measurement, applied if its driver is still the one */
+	struct {
+		bool present;
+		char driver[128];
+		size_t threshold[2];
+		const char *from;
+	} cached;
 
 	/* learnt while running */
+	size_t work; /* bytes, until settled */
+	bool calibrating;
 	bool absent; /* the kernel has no such algorithm */
 	bool announced; /* its driver was logged */
 	unsigned long kernel_ops;
 	unsigned long soft_ops;
 };
 
+/* An implementation the kernel has, from /proc/crypto. */
+struct afalg_driver {
+	char name[128];
+	char module[64];
+	int priority;
+	bool async;
+};
+
 extern struct afalg_alg _afalg_algs[];
 extern const unsigned _afalg_algs_size;
 
+void _afalg_index(void);
 struct afalg_alg *_afalg_find(enum afalg_family family, int id);
 const char *_afalg_name(const struct afalg_alg *alg);
 const char *_afalg_label(const struct afalg_alg *alg);
 bool _afalg_nonce_ok(const struct afalg_alg *alg, size_t nonce_size);
 void _afalg_count(struct afalg_alg *alg, bool kernel);
-bool _afalg_use_kernel(const struct afalg_alg *alg, unsigned dir, size_t size);
+size_t _afalg_kernel_iv(const struct afalg_alg *alg, const void *nonce,
+			size_t nonce_size, uint8_t iv[AFALG_MAX_IV_SIZE]);
+
+/* policy.c: the operator's settings, the thresholds, the cache */
+void _afalg_read_settings(void);
+const char *_afalg_mode_name(const struct afalg_alg *alg);
+void _afalg_account(struct afalg_alg *alg, size_t size);
+void _afalg_load_caches(void);
+void _afalg_apply_cache(struct afalg_alg *alg);
+int _afalg_save_cache(bool system);
+void _afalg_calibrate_all(void);
+void _afalg_kernel_driver(const char *kname, struct afalg_driver *d);
+bool _afalg_driver_is_device(const struct afalg_driver *d);
+void _afalg_describe(const struct afalg_alg *alg, gnutls_buffer_st *out);
+
+/* calibrate.c */
+void _afalg_calibrate(struct afalg_alg *alg);
+
+bool _afalg_kernel_usable(const struct afalg_alg *alg);
+
+/* Does an operation of this size go to the kernel?  dir: 0 encrypts, or
+ * a hash message; 1 decrypts, or a one-shot hash.  An algorithm in auto
+ * mode accounts its work until its thresholds are known. */
+inline static bool _afalg_use_kernel(struct afalg_alg *alg, unsigned dir,
+				     size_t size)
+{
+	if (unlikely(!__atomic_load_n(&alg->settled, __ATOMIC_RELAXED)))
+		_afalg_account(alg, size);
+	return size >= __atomic_load_n(&alg->threshold[dir],
+				       __ATOMIC_RELAXED) &&
+	       _afalg_kernel_usable(alg);
+}
 
 /* kernel.c: the only file that calls the kernel.  Every descriptor is
  * opened close-on-exec and counted against a process-wide cap; every
@@ -122,11 +194,11 @@ bool _afalg_use_kernel(const struct afalg_alg *alg, unsigned dir, size_t size);
 bool _afalg_kernel_present(void);
 void _afalg_kernel_init(void);
 void _afalg_kernel_deinit(void);
-bool _afalg_kernel_usable(const struct afalg_alg *alg);
 
 int _afalg_kernel_open(struct afalg_alg *alg, const void *key, size_t key_size,
 		       int *op);
 int _afalg_kernel_clone(int fd, int *copy);
+int _afalg_kernel_probe(struct afalg_alg *alg);
 void _afalg_kernel_close(int *fd);
 
 int _afalg_kernel_cipher(int op, int enc, const void *iv, size_t iv_size,
@@ -142,8 +214,6 @@ int _afalg_kernel_hash_fast(struct afalg_alg *alg, const void *key,
 
 void _afalg_kernel_failed(const char *what, int err);
 void _afalg_kernel_ok(void);
-
-void _afalg_kernel_driver(const char *kname, char *driver, size_t size);
 
 /* cipher.c, mac.c: the callbacks registered with GnuTLS. */
 extern const gnutls_crypto_cipher_st _afalg_cipher_ops;

@@ -38,7 +38,6 @@
 #include "hash_int.h"
 #include <accelerated/afalg.h>
 
-#include <stdlib.h>
 #include <string.h>
 
 static const char *const family_names[] = {
@@ -47,98 +46,6 @@ static const char *const family_names[] = {
 	[AFALG_MAC] = "mac",
 	[AFALG_DIGEST] = "digest",
 };
-
-static const char *const mode_names[] = {
-	[AFALG_MODE_OFF] = "off",
-	[AFALG_MODE_AUTO] = "auto",
-	[AFALG_MODE_KERNEL] = "kernel",
-};
-
-static int parse_mode(const char *s, size_t len)
-{
-	unsigned i;
-
-	for (i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++)
-		if (strlen(mode_names[i]) == len &&
-		    strncmp(s, mode_names[i], len) == 0)
-			return i;
-	return -1;
-}
-
-static struct afalg_alg *find_label(const char *s, size_t len)
-{
-	unsigned i;
-
-	for (i = 0; i < _afalg_algs_size; i++) {
-		const char *label = _afalg_label(&_afalg_algs[i]);
-
-		if (strlen(label) == len && strncasecmp(s, label, len) == 0)
-			return &_afalg_algs[i];
-	}
-	return NULL;
-}
-
-static void set_mode(struct afalg_alg *alg, int mode)
-{
-	alg->mode = mode;
-	alg->forced = true;
-}
-
-/* One entry of GNUTLS_AFALG; an invalid one is logged and ignored. */
-static void parse_entry(const char *s, size_t len)
-{
-	const char *eq = memchr(s, '=', len);
-	struct afalg_alg *alg;
-	int mode;
-	unsigned i;
-
-	if (eq == NULL) {
-		mode = parse_mode(s, len);
-		if (mode >= 0) {
-			for (i = 0; i < _afalg_algs_size; i++)
-				set_mode(&_afalg_algs[i], mode);
-			return;
-		}
-	} else {
-		alg = find_label(s, eq - s);
-		mode = parse_mode(eq + 1, len - (eq + 1 - s));
-		if (alg != NULL && mode >= 0) {
-			set_mode(alg, mode);
-			return;
-		}
-	}
-	_gnutls_debug_log("afalg: ignoring '%.*s' in GNUTLS_AFALG\n", (int)len,
-			  s);
-}
-
-static void read_settings(void)
-{
-	const char *s = secure_getenv("GNUTLS_AFALG");
-	size_t len;
-	unsigned i;
-
-	for (i = 0; i < _afalg_algs_size; i++) {
-		_afalg_algs[i].mode = AFALG_MODE_AUTO;
-		_afalg_algs[i].forced = false;
-	}
-	while (s != NULL && *s != 0) {
-		len = strcspn(s, ", ");
-		if (len > 0)
-			parse_entry(s, len);
-		s += len;
-		s += strspn(s, ", ");
-	}
-
-	if (!_gnutls_fips_mode_enabled())
-		return;
-	/* the kernel is outside GnuTLS's module boundary */
-	for (i = 0; i < _afalg_algs_size; i++)
-		if (!_afalg_algs[i].forced ||
-		    _afalg_algs[i].mode != AFALG_MODE_KERNEL)
-			_afalg_algs[i].mode = AFALG_MODE_OFF;
-	_gnutls_debug_log(
-		"afalg: FIPS mode: only algorithms set to 'kernel' in GNUTLS_AFALG are used\n");
-}
 
 static const gnutls_crypto_cipher_st *cipher_ops(const struct afalg_alg *alg)
 {
@@ -177,22 +84,13 @@ static int register_alg(struct afalg_alg *alg)
 	return gnutls_assert_val(GNUTLS_E_INTERNAL_ERROR);
 }
 
-/* kernel: every operation the kernel takes; auto: software until
- * measured otherwise. */
-static void set_thresholds(struct afalg_alg *alg)
-{
-	size_t t = alg->mode == AFALG_MODE_KERNEL ? 0 : AFALG_NEVER;
-
-	alg->threshold[0] = t;
-	alg->threshold[1] = t;
-}
-
 int _gnutls_afalg_init(void)
 {
 	unsigned i, registered = 0;
 	int ret;
 
-	read_settings();
+	_afalg_index();
+	_afalg_read_settings();
 	for (i = 0; i < _afalg_algs_size; i++)
 		if (_afalg_algs[i].mode != AFALG_MODE_OFF)
 			break;
@@ -207,7 +105,6 @@ int _gnutls_afalg_init(void)
 		alg->announced = false;
 		if (alg->mode == AFALG_MODE_OFF)
 			continue;
-		set_thresholds(alg);
 		ret = register_alg(alg);
 		if (ret < 0) {
 			_gnutls_debug_log("afalg: cannot register %s: %s\n",
@@ -219,7 +116,7 @@ int _gnutls_afalg_init(void)
 		registered++;
 		_gnutls_debug_log("afalg: registered %s %s (%s), mode %s\n",
 				  family_names[alg->family], _afalg_label(alg),
-				  alg->kname, mode_names[alg->mode]);
+				  alg->kname, _afalg_mode_name(alg));
 	}
 	_gnutls_debug_log("afalg: %u of %u algorithms registered\n", registered,
 			  _afalg_algs_size);
@@ -251,4 +148,41 @@ void _gnutls_afalg_deinit(void)
 			family_names[alg->family], _afalg_name(alg), kernel_ops,
 			soft_ops);
 	}
+}
+
+/* For the afalgtool command: a description of every algorithm, after
+ * calibrating them (flags & 1) and saving the thresholds in the
+ * system-wide cache (flags & 2) or the user's. */
+int _gnutls_afalg_info(unsigned flags, gnutls_datum_t *out)
+{
+	gnutls_buffer_st buf;
+	unsigned i;
+	int ret = 0;
+
+	_gnutls_buffer_init(&buf);
+	for (i = 0; i < _afalg_algs_size; i++)
+		if (_afalg_algs[i].registered)
+			break;
+	if (i == _afalg_algs_size) {
+		_gnutls_buffer_append_str(
+			&buf, "afalg: no algorithm registered (no AF_ALG, "
+			      "FIPS mode, or GNUTLS_AFALG=off)\n");
+	} else {
+		for (i = 0; i < _afalg_algs_size; i++)
+			if (_afalg_algs[i].registered)
+				_afalg_apply_cache(&_afalg_algs[i]);
+		if (flags & 1) {
+			_afalg_calibrate_all();
+			ret = _afalg_save_cache(flags & 2);
+		}
+		for (i = 0; i < _afalg_algs_size; i++)
+			if (_afalg_algs[i].mode != AFALG_MODE_OFF ||
+			    _afalg_algs[i].forced)
+				_afalg_describe(&_afalg_algs[i], &buf);
+	}
+	if (ret == 0)
+		ret = _gnutls_buffer_to_datum(&buf, out, 1);
+	else
+		_gnutls_buffer_clear(&buf);
+	return ret;
 }

@@ -25,6 +25,8 @@
 #include "config.h"
 #include "afalg-int.h"
 
+#include <string.h>
+
 #define CIPHER(_id, _kname, _key, _iv, _block, _flags)             \
 	{                                                          \
 		.family = AFALG_CIPHER, .id = GNUTLS_CIPHER_##_id, \
@@ -88,19 +90,35 @@ struct afalg_alg _afalg_algs[] = {
 
 const unsigned _afalg_algs_size = sizeof(_afalg_algs) / sizeof(_afalg_algs[0]);
 
-struct afalg_alg *_afalg_find(enum afalg_family family, int id)
+/* The rows by GnuTLS id, per kind of id (cipher and AEAD share one), so
+ * that the one-shot calls find theirs at once. */
+#define MAX_ID 256
+static struct afalg_alg *by_id[3][MAX_ID];
+
+static unsigned id_kind(enum afalg_family family)
+{
+	return family == AFALG_CIPHER || family == AFALG_AEAD ? 0 :
+	       family == AFALG_MAC			      ? 1 :
+								2;
+}
+
+void _afalg_index(void)
 {
 	unsigned i;
 
 	for (i = 0; i < _afalg_algs_size; i++) {
 		struct afalg_alg *alg = &_afalg_algs[i];
 
-		if (alg->id == id &&
-		    (alg->family == family ||
-		     (family == AFALG_CIPHER && alg->family == AFALG_AEAD)))
-			return alg;
+		if (alg->id >= 0 && alg->id < MAX_ID)
+			by_id[id_kind(alg->family)][alg->id] = alg;
 	}
-	return NULL;
+}
+
+struct afalg_alg *_afalg_find(enum afalg_family family, int id)
+{
+	if (id < 0 || id >= MAX_ID)
+		return NULL;
+	return by_id[id_kind(family)][id];
 }
 
 const char *_afalg_name(const struct afalg_alg *alg)
@@ -132,15 +150,27 @@ const char *_afalg_label(const struct afalg_alg *alg)
 	return alg->label != NULL ? alg->label : _afalg_name(alg);
 }
 
+/* The statistics are logged at level 2 only, and only counted then: a
+ * shared counter costs every operation of every thread otherwise. */
 void _afalg_count(struct afalg_alg *alg, bool kernel)
 {
-	__atomic_fetch_add(kernel ? &alg->kernel_ops : &alg->soft_ops, 1,
-			   __ATOMIC_RELAXED);
+	if (unlikely(_gnutls_log_level >= 2))
+		__atomic_fetch_add(kernel ? &alg->kernel_ops : &alg->soft_ops,
+				   1, __ATOMIC_RELAXED);
 }
 
-/* Does an operation of this size go to the kernel?  dir: 0 encrypts or
- * hashes, 1 decrypts. */
-bool _afalg_use_kernel(const struct afalg_alg *alg, unsigned dir, size_t size)
+/* The IV the kernel takes: the nonce, but for CCM the first counter
+ * block (the length of the length field minus one, then the nonce: RFC
+ * 3610).  Returns its size. */
+size_t _afalg_kernel_iv(const struct afalg_alg *alg, const void *nonce,
+			size_t nonce_size, uint8_t iv[AFALG_MAX_IV_SIZE])
 {
-	return size >= alg->threshold[dir] && _afalg_kernel_usable(alg);
+	if (!(alg->flags & AFALG_CCM_NONCE)) {
+		memcpy(iv, nonce, nonce_size);
+		return nonce_size;
+	}
+	memset(iv, 0, AFALG_MAX_IV_SIZE);
+	iv[0] = 15 - nonce_size - 1;
+	memcpy(iv + 1, nonce, nonce_size);
+	return AFALG_MAX_IV_SIZE;
 }

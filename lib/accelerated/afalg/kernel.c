@@ -348,12 +348,12 @@ static int bind_alg(struct afalg_alg *alg, int *tfm)
 	}
 	if (unlikely(_gnutls_log_level >= 2) &&
 	    !__atomic_exchange_n(&alg->announced, true, __ATOMIC_RELAXED)) {
-		char driver[128];
+		struct afalg_driver d;
 
-		_afalg_kernel_driver(alg->kname, driver, sizeof(driver));
+		_afalg_kernel_driver(alg->kname, &d);
 		_gnutls_debug_log("afalg: %s %s runs on %s (driver %s)\n",
 				  types[alg->family], _afalg_label(alg),
-				  alg->kname, driver);
+				  alg->kname, d.name);
 	}
 	return 0;
 }
@@ -481,6 +481,18 @@ int _afalg_kernel_open(struct afalg_alg *alg, const void *key, size_t key_size,
 	ret = accept_op(tfm, op);
 out:
 	_afalg_kernel_close(&tfm);
+	return ret;
+}
+
+/* Binds the algorithm once, so that the kernel instantiates it (a
+ * template such as ccm(aes) appears in /proc/crypto only then). */
+int _afalg_kernel_probe(struct afalg_alg *alg)
+{
+	int tfm, ret;
+
+	ret = bind_alg(alg, &tfm);
+	if (ret == 0)
+		_afalg_kernel_close(&tfm);
 	return ret;
 }
 
@@ -741,10 +753,11 @@ void _afalg_kernel_deinit(void)
 /* Test interface: "CALL:ERRNO[:SKIP[:COUNT]]" makes the SKIP+1st call
  * to CALL fail with ERRNO, and the COUNT-1 calls after it (COUNT 0: all
  * of them); ERRNO "SHORT" makes a read or write short by a byte, and
- * "PASS" only counts the calls.  NULL or "" ends it.  Setting or ending a fault also resets
- * the failure count and turns the kernel path back on, so that cases do
- * not depend on each other.  Returns the number of faults injected since
- * the last call, or a negative error code for a bad specification. */
+ * "PASS" only counts the calls.  NULL or "" ends it.  Setting or ending
+ * a fault also resets the failure count and turns the kernel path back
+ * on, so that cases do not depend on each other.  Returns the number of
+ * faults injected since the last call, or a negative error code for a
+ * bad specification. */
 int _gnutls_afalg_fault(const char *spec)
 {
 	char call[16], err[16];
@@ -779,30 +792,4 @@ int _gnutls_afalg_fault(const char *spec)
 	fault.count = count;
 	__atomic_store_n(&fault.active, true, __ATOMIC_RELEASE);
 	return injected;
-}
-
-/* The driver behind a kernel algorithm name (the highest priority entry
- * in /proc/crypto), for the debug log. */
-void _afalg_kernel_driver(const char *kname, char *driver, size_t size)
-{
-	char line[256], name[128] = "", drv[128] = "";
-	int prio = -1, best = -1;
-	FILE *fp;
-
-	snprintf(driver, size, "unknown");
-	fp = fopen("/proc/crypto", "re");
-	if (fp == NULL)
-		return;
-	while (fgets(line, sizeof(line), fp) != NULL) {
-		if (sscanf(line, "name : %127s", name) == 1)
-			continue;
-		if (sscanf(line, "driver : %127s", drv) == 1)
-			continue;
-		if (sscanf(line, "priority : %d", &prio) == 1 &&
-		    strcmp(name, kname) == 0 && prio > best) {
-			best = prio;
-			snprintf(driver, size, "%s", drv);
-		}
-	}
-	fclose(fp);
 }

@@ -1,0 +1,337 @@
+/*
+ * Copyright (C) 2026 gnutls-afalg contributors
+ *
+ * This file is part of GnuTLS.
+ *
+ * The GnuTLS is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Lesser General Public License
+ * as published by the Free Software Foundation; either version 2.1 of
+ * the License, or (at your option) any later version.
+ *
+ * This library is distributed in the hope that it will be useful, but
+ * WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the GNU
+ * Lesser General Public License for more details.
+ *
+ * You should have received a copy of the GNU Lesser General Public License
+ * along with this program.  If not, see <https://www.gnu.org/licenses/>
+ *
+ */
+
+/* Calibration: the software path and the kernel path of an algorithm
+ * timed at a few sizes, in each direction, on the calling thread's CPU
+ * clock (user and system time: the kernel's work is the thread's own),
+ * best of three rounds.  The threshold of a direction is the smallest
+ * measured size from which the kernel is faster at every larger one.
+ *
+ * Budget per algorithm: at each size, 128 KiB or 4 operations (at most
+ * 256), for each path, direction and round: about 4.3 MiB in all. */
+
+#include "config.h"
+#include "afalg-int.h"
+#include "errors.h"
+
+#include <string.h>
+#include <time.h>
+
+static const size_t sizes[] = { 64, 256, 1024, 4096, 16384, 60000 };
+#define N_SIZES (sizeof(sizes) / sizeof(sizes[0]))
+#define BYTES_PER_SIZE (128 * 1024)
+#define ROUNDS 3
+#define AAD_SIZE 13
+/* The kernel must be at least 10% faster: within that, either path
+ * is as good, and software costs no system call. */
+#define MARGIN 0.90
+
+static unsigned reps(size_t size)
+{
+	return MIN(MAX(BYTES_PER_SIZE / size, 4), 256);
+}
+
+static double cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Everything a measurement needs; buffers of the largest size plus a
+ * tag, and a ciphertext that the decryptions can verify. */
+struct bench {
+	struct afalg_alg *alg;
+	uint8_t key[AFALG_MAX_KEY_SIZE];
+	size_t key_size;
+	uint8_t iv[AFALG_MAX_IV_SIZE];
+	uint8_t aad[AAD_SIZE];
+	uint8_t *in, *out;
+	void *soft;
+	int op;
+};
+
+static const gnutls_crypto_cipher_st *cops(const struct bench *b)
+{
+	return b->alg->soft.cipher;
+}
+
+/* ---- one path, one direction, one size --------------------------------- */
+
+static int soft_cipher(struct bench *b, int dec, size_t size, unsigned n)
+{
+	const gnutls_crypto_cipher_st *o = cops(b);
+	unsigned i;
+	int ret = 0;
+
+	for (i = 0; i < n && ret == 0; i++) {
+		if (b->alg->family == AFALG_AEAD && dec)
+			ret = o->aead_decrypt(b->soft, b->iv, b->alg->iv_size,
+					      b->aad, AAD_SIZE,
+					      b->alg->tag_size, b->in,
+					      size + b->alg->tag_size, b->out,
+					      size);
+		else if (b->alg->family == AFALG_AEAD)
+			ret = o->aead_encrypt(b->soft, b->iv, b->alg->iv_size,
+					      b->aad, AAD_SIZE,
+					      b->alg->tag_size, b->out, size,
+					      b->out, size + b->alg->tag_size);
+		else if (dec)
+			ret = o->decrypt(b->soft, b->in, size, b->out, size);
+		else
+			ret = o->encrypt(b->soft, b->in, size, b->out, size);
+	}
+	return ret;
+}
+
+static int kernel_cipher(struct bench *b, int dec, size_t size, unsigned n)
+{
+	uint8_t iv[AFALG_MAX_IV_SIZE];
+	size_t iv_size = _afalg_kernel_iv(b->alg, b->iv, b->alg->iv_size, iv);
+	size_t tag = b->alg->tag_size;
+	unsigned i;
+	int ret = 0;
+
+	for (i = 0; i < n && ret == 0; i++) {
+		if (b->alg->family == AFALG_AEAD)
+			ret = _afalg_kernel_aead(b->op, !dec, iv, iv_size,
+						 b->aad, AAD_SIZE, b->in,
+						 dec ? size + tag : size,
+						 b->out,
+						 dec ? size : size + tag);
+		else
+			ret = _afalg_kernel_cipher(b->op, !dec, iv, iv_size,
+						   b->in, b->out, size);
+	}
+	return ret;
+}
+
+/* dir 0: a message on a context (the kernel socket kept), dir 1: the
+ * one-shot call (which opens or borrows one). */
+static int soft_hash(struct bench *b, int oneshot, size_t size, unsigned n)
+{
+	const struct afalg_alg *a = b->alg;
+	bool mac = a->family == AFALG_MAC;
+	unsigned i;
+	int ret = 0;
+
+	for (i = 0; i < n && ret == 0; i++) {
+		if (oneshot && mac)
+			ret = a->soft.mac->fast(a->id, NULL, 0, b->key,
+						b->key_size, b->in, size,
+						b->out);
+		else if (oneshot)
+			ret = a->soft.digest->fast(a->id, b->in, size, b->out);
+		else if (mac)
+			ret = a->soft.mac->hash(b->soft, b->in, size) ||
+			      a->soft.mac->output(b->soft, b->out, a->tag_size);
+		else
+			ret = a->soft.digest->hash(b->soft, b->in, size) ||
+			      a->soft.digest->output(b->soft, b->out,
+						     a->tag_size);
+	}
+	return ret;
+}
+
+static int kernel_hash(struct bench *b, int oneshot, size_t size, unsigned n)
+{
+	unsigned i;
+	int ret = 0;
+
+	for (i = 0; i < n && ret == 0; i++) {
+		if (oneshot)
+			ret = _afalg_kernel_hash_fast(b->alg, b->key,
+						      b->key_size, b->in, size,
+						      b->out);
+		else
+			ret = _afalg_kernel_hash(b->op, b->in, size) ||
+			      _afalg_kernel_digest(b->op, b->out,
+						   b->alg->tag_size);
+	}
+	return ret;
+}
+
+/* Seconds for n operations of one path; negative if it failed. */
+static double timed(struct bench *b, bool kernel, int dir, size_t size)
+{
+	bool hash = b->alg->family == AFALG_MAC ||
+		    b->alg->family == AFALG_DIGEST;
+	unsigned n = reps(size);
+	double start = cpu_now();
+	int ret;
+
+	if (hash)
+		ret = kernel ? kernel_hash(b, dir, size, n) :
+			       soft_hash(b, dir, size, n);
+	else
+		ret = kernel ? kernel_cipher(b, dir, size, n) :
+			       soft_cipher(b, dir, size, n);
+	return ret == 0 ? cpu_now() - start : -1;
+}
+
+/* ---- set-up ------------------------------------------------------------ */
+
+static int bench_init(struct bench *b, struct afalg_alg *alg)
+{
+	size_t room = sizes[N_SIZES - 1] + AFALG_MAX_OUTPUT_SIZE;
+	int ret;
+
+	memset(b, 0, sizeof(*b));
+	b->alg = alg;
+	b->op = -1;
+	b->key_size = alg->key_size ? alg->key_size : 32;
+	ret = gnutls_rnd(GNUTLS_RND_NONCE, b->key, b->key_size);
+	if (ret < 0)
+		return ret;
+	b->in = gnutls_calloc(1, room);
+	b->out = gnutls_calloc(1, room);
+	if (b->in == NULL || b->out == NULL)
+		return gnutls_assert_val(GNUTLS_E_MEMORY_ERROR);
+	gnutls_rnd(GNUTLS_RND_NONCE, b->iv, sizeof(b->iv));
+	return _afalg_kernel_open(alg, b->key, b->key_size, &b->op);
+}
+
+static int soft_init(struct bench *b, int dec)
+{
+	const struct afalg_alg *a = b->alg;
+	int ret;
+
+	switch (a->family) {
+	case AFALG_CIPHER:
+	case AFALG_AEAD:
+		ret = cops(b)->init(a->id, &b->soft, !dec);
+		if (ret == 0)
+			ret = cops(b)->setkey(b->soft, b->key, b->key_size);
+		if (ret == 0 && a->family == AFALG_CIPHER)
+			ret = cops(b)->setiv(b->soft, b->iv, a->iv_size);
+		return ret;
+	case AFALG_MAC:
+		ret = a->soft.mac->init(a->id, &b->soft);
+		return ret == 0 ? a->soft.mac->setkey(b->soft, b->key,
+						      b->key_size) :
+				  ret;
+	case AFALG_DIGEST:
+		return a->soft.digest->init(a->id, &b->soft);
+	}
+	return GNUTLS_E_INTERNAL_ERROR;
+}
+
+static void soft_free(struct bench *b)
+{
+	if (b->soft == NULL)
+		return;
+	if (b->alg->family == AFALG_MAC)
+		b->alg->soft.mac->deinit(b->soft);
+	else if (b->alg->family == AFALG_DIGEST)
+		b->alg->soft.digest->deinit(b->soft);
+	else
+		cops(b)->deinit(b->soft);
+	b->soft = NULL;
+}
+
+/* An AEAD decryption needs a ciphertext that verifies: one per size. */
+static int sealed_input(struct bench *b, size_t size)
+{
+	void *enc;
+	int ret;
+
+	ret = cops(b)->init(b->alg->id, &enc, 1);
+	if (ret < 0)
+		return ret;
+	ret = cops(b)->setkey(enc, b->key, b->key_size);
+	if (ret == 0)
+		ret = cops(b)->aead_encrypt(enc, b->iv, b->alg->iv_size, b->aad,
+					    AAD_SIZE, b->alg->tag_size, b->out,
+					    size, b->in,
+					    size + b->alg->tag_size);
+	cops(b)->deinit(enc);
+	return ret;
+}
+
+/* ---- the thresholds ---------------------------------------------------- */
+
+static size_t threshold(const double soft[N_SIZES],
+			const double kernel[N_SIZES])
+{
+	size_t t = AFALG_NEVER;
+	int i;
+
+	for (i = N_SIZES - 1; i >= 0; i--) {
+		if (kernel[i] < 0 || kernel[i] >= soft[i] * MARGIN)
+			break;
+		t = i == 0 ? 0 : sizes[i];
+	}
+	return t;
+}
+
+static int measure_dir(struct bench *b, int dir, size_t *t)
+{
+	double soft[N_SIZES], kernel[N_SIZES], s, k;
+	unsigned i, round;
+	int ret;
+
+	ret = soft_init(b, dir);
+	for (i = 0; i < N_SIZES && ret == 0; i++) {
+		if (b->alg->family == AFALG_AEAD && dir &&
+		    (ret = sealed_input(b, sizes[i])) < 0)
+			break;
+		soft[i] = kernel[i] = 1e9;
+		for (round = 0; round < ROUNDS; round++) {
+			s = timed(b, false, dir, sizes[i]);
+			k = timed(b, true, dir, sizes[i]);
+			if (s < 0)
+				ret = GNUTLS_E_INTERNAL_ERROR;
+			soft[i] = MIN(soft[i], s);
+			kernel[i] = k < 0 ? -1 : MIN(kernel[i], k);
+		}
+	}
+	soft_free(b);
+	if (ret == 0)
+		*t = threshold(soft, kernel);
+	return ret;
+}
+
+/* Sets the thresholds of alg; a failure leaves it in software. */
+void _afalg_calibrate(struct afalg_alg *alg)
+{
+	struct bench b;
+	size_t t[2] = { AFALG_NEVER, AFALG_NEVER };
+	double start = cpu_now();
+	int ret, dir;
+
+	ret = bench_init(&b, alg);
+	for (dir = 0; dir < 2 && ret == 0; dir++)
+		ret = measure_dir(&b, dir, &t[dir]);
+	_afalg_kernel_close(&b.op);
+	gnutls_memset(b.key, 0, sizeof(b.key));
+	gnutls_free(b.in);
+	gnutls_free(b.out);
+	if (ret < 0) {
+		_gnutls_debug_log("afalg: %s: calibration failed: %s\n",
+				  _afalg_label(alg), gnutls_strerror(ret));
+		t[0] = t[1] = AFALG_NEVER;
+	}
+	__atomic_store_n(&alg->threshold[0], t[0], __ATOMIC_RELAXED);
+	__atomic_store_n(&alg->threshold[1], t[1], __ATOMIC_RELAXED);
+	alg->source = AFALG_FROM_CALIBRATION;
+	_gnutls_debug_log("afalg: %s calibrated in %.3f s of CPU time\n",
+			  _afalg_label(alg), cpu_now() - start);
+}

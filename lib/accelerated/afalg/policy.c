@@ -1,0 +1,711 @@
+/*
+ * Copyright (C) 2026 gnutls-afalg contributors
+ *
+ * This file is part of GnuTLS.
+ *
+ * The GnuTLS is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Lesser General Public License
+ * as published by the Free Software Foundation; either version 2.1 of
+ * the License, or (at your option) any later version.
+ *
+ * This library is distributed in the hope that it will be useful, but
+ * WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the GNU
+ * Lesser General Public License for more details.
+ *
+ * You should have received a copy of the GNU Lesser General Public License
+ * along with this program.  If not, see <https://www.gnu.org/licenses/>
+ *
+ */
+
+/* Which operations go to the kernel.
+ *
+ * The operator sets a mode per algorithm, in the [afalg] section of
+ * GnuTLS's system-wide configuration file and in GNUTLS_AFALG, which wins:
+ * off (not registered), kernel (every operation the kernel takes), auto
+ * (the default), or a size in bytes (operations of at least that size).
+ *
+ * In auto mode an algorithm starts in software.  Its thresholds, the
+ * smallest operation that goes to the kernel in each direction, come
+ * from a cache of earlier measurements on the same kernel, drivers, CPU
+ * and library; failing that, once the algorithm has done
+ * AFALG_CALIBRATE_AFTER bytes of work in the process, both paths are
+ * timed (calibrate.c) and the result is cached. */
+
+#include "config.h"
+#include "afalg-int.h"
+#include "errors.h"
+#include "fips.h"
+#include "locks.h"
+#include "inih/ini.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#define CACHE_FORMAT "gnutls-afalg-cache 1"
+#define SYSTEM_CACHE "/var/cache/gnutls/afalg"
+
+static const char *const mode_names[] = {
+	[AFALG_MODE_OFF] = "off",
+	[AFALG_MODE_AUTO] = "auto",
+	[AFALG_MODE_KERNEL] = "kernel",
+};
+
+/* the threshold caches have been read (see _afalg_load_caches()) */
+GNUTLS_STATIC_MUTEX(cache_lock);
+static bool caches_read;
+
+const char *const _afalg_source_names[] = {
+	[AFALG_FROM_DEFAULT] = "default",
+	[AFALG_FROM_CACHE] = "cache",
+	[AFALG_FROM_CALIBRATION] = "calibration",
+	[AFALG_FROM_OVERRIDE] = "override",
+};
+
+/* ---- settings ---------------------------------------------------------- */
+
+static struct afalg_alg *find_label(const char *s, size_t len)
+{
+	unsigned i;
+
+	for (i = 0; i < _afalg_algs_size; i++) {
+		const char *label = _afalg_label(&_afalg_algs[i]);
+
+		if (strlen(label) == len && strncasecmp(s, label, len) == 0)
+			return &_afalg_algs[i];
+	}
+	return NULL;
+}
+
+/* A mode name, or a size (a fixed threshold); -1 if neither. */
+static int parse_value(const char *s, size_t len, size_t *size)
+{
+	unsigned i;
+	char *end;
+
+	for (i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++)
+		if (strlen(mode_names[i]) == len &&
+		    strncmp(s, mode_names[i], len) == 0)
+			return i;
+	if (len == 0 || s[0] < '0' || s[0] > '9')
+		return -1;
+	errno = 0;
+	*size = strtoull(s, &end, 10);
+	if (errno != 0 || end != s + len)
+		return -1;
+	return AFALG_MODE_AUTO;
+}
+
+static void apply(struct afalg_alg *alg, int mode, size_t size, bool sized)
+{
+	alg->mode = mode;
+	alg->forced = true;
+	alg->fixed = sized;
+	alg->fixed_size = size;
+}
+
+/* "NAME=VALUE" for one algorithm, or a VALUE for all; an invalid entry
+ * is logged and ignored. */
+static void apply_entry(const char *name, size_t name_len, const char *value,
+			size_t len, const char *where)
+{
+	struct afalg_alg *alg = NULL;
+	size_t size = 0;
+	int mode = parse_value(value, len, &size);
+	unsigned i;
+
+	if (name_len > 0 && (alg = find_label(name, name_len)) == NULL)
+		mode = -1;
+	if (mode < 0) {
+		_gnutls_debug_log("afalg: ignoring '%.*s%s%.*s' in %s\n",
+				  (int)name_len, name, name_len ? "=" : "",
+				  (int)len, value, where);
+		return;
+	}
+	for (i = 0; i < _afalg_algs_size; i++)
+		if (alg == NULL || alg == &_afalg_algs[i])
+			apply(&_afalg_algs[i], mode, size,
+			      value[0] >= '0' && value[0] <= '9');
+}
+
+static void read_env(void)
+{
+	const char *s = secure_getenv("GNUTLS_AFALG"), *eq;
+	size_t len;
+
+	while (s != NULL && *s != 0) {
+		len = strcspn(s, ", ");
+		eq = memchr(s, '=', len);
+		if (eq != NULL)
+			apply_entry(s, eq - s, eq + 1, len - (eq + 1 - s),
+				    "GNUTLS_AFALG");
+		else if (len > 0)
+			apply_entry(NULL, 0, s, len, "GNUTLS_AFALG");
+		s += len;
+		s += strspn(s, ", ");
+	}
+}
+
+/* [afalg] of the system-wide configuration: "mode = auto" for every
+ * algorithm, "AES-128-CBC = kernel" for one. */
+static int config_entry(void *user, const char *section, const char *name,
+			const char *value)
+{
+	(void)user;
+	if (section == NULL || strcasecmp(section, "afalg") != 0)
+		return 1;
+	if (strcasecmp(name, "mode") == 0)
+		apply_entry(NULL, 0, value, strlen(value), "[afalg]");
+	else
+		apply_entry(name, strlen(name), value, strlen(value),
+			    "[afalg]");
+	return 1;
+}
+
+static void read_config(void)
+{
+	const char *path = secure_getenv("GNUTLS_SYSTEM_PRIORITY_FILE");
+	FILE *fp;
+
+	if (path == NULL)
+		path = SYSTEM_PRIORITY_FILE;
+	fp = fopen(path, "re");
+	if (fp == NULL)
+		return;
+	if (ini_parse_file(fp, config_entry, NULL) < 0)
+		_gnutls_debug_log("afalg: cannot parse %s\n", path);
+	fclose(fp);
+}
+
+static void set_thresholds(struct afalg_alg *alg, size_t t0, size_t t1,
+			   enum afalg_source source)
+{
+	__atomic_store_n(&alg->threshold[0], t0, __ATOMIC_RELAXED);
+	__atomic_store_n(&alg->threshold[1], t1, __ATOMIC_RELAXED);
+	alg->source = source;
+}
+
+/* The modes of every algorithm: the configuration file, then the
+ * environment; FIPS mode keeps every algorithm the operator did not set
+ * to kernel off. */
+void _afalg_read_settings(void)
+{
+	struct afalg_alg *alg;
+	unsigned i;
+
+	for (i = 0; i < _afalg_algs_size; i++) {
+		alg = &_afalg_algs[i];
+		apply(alg, AFALG_MODE_AUTO, 0, false);
+		alg->forced = false;
+	}
+	read_config();
+	read_env();
+	caches_read = false;
+
+	for (i = 0; i < _afalg_algs_size; i++) {
+		alg = &_afalg_algs[i];
+		if (_gnutls_fips_mode_enabled() &&
+		    (!alg->forced || alg->mode != AFALG_MODE_KERNEL))
+			alg->mode = AFALG_MODE_OFF;
+		alg->work = 0;
+		alg->calibrating = false;
+		alg->cached.present = false;
+		alg->settled = alg->mode != AFALG_MODE_AUTO || alg->fixed;
+		alg->soft_only = false;
+		if (alg->fixed)
+			set_thresholds(alg, alg->fixed_size, alg->fixed_size,
+				       AFALG_FROM_OVERRIDE);
+		else if (alg->mode == AFALG_MODE_KERNEL)
+			set_thresholds(alg, 0, 0, AFALG_FROM_OVERRIDE);
+		else
+			set_thresholds(alg, AFALG_NEVER, AFALG_NEVER,
+				       AFALG_FROM_DEFAULT);
+	}
+	if (_gnutls_fips_mode_enabled())
+		_gnutls_debug_log(
+			"afalg: FIPS mode: only algorithms set to 'kernel' are used\n");
+}
+
+const char *_afalg_mode_name(const struct afalg_alg *alg)
+{
+	return mode_names[alg->mode];
+}
+
+/* ---- what the kernel has: /proc/crypto --------------------------------- */
+
+/* The value of a "field : value" line of /proc/crypto, or NULL. */
+static const char *field(const char *line, const char *name)
+{
+	size_t len = strlen(name);
+
+	if (strncmp(line, name, len) != 0 ||
+	    (line[len] != ' ' && line[len] != '\t'))
+		return NULL;
+	line = strchr(line + len, ':');
+	return line != NULL ? line + 1 + strspn(line + 1, " \t") : NULL;
+}
+
+static void copy_word(char *dst, size_t size, const char *src)
+{
+	snprintf(dst, size, "%.*s", (int)strcspn(src, " \t\n"), src);
+}
+
+/* The highest priority implementation of a kernel algorithm name. */
+void _afalg_kernel_driver(const char *kname, struct afalg_driver *d)
+{
+	char line[256], name[64] = "", drv[128] = "", module[64] = "";
+	bool async = false;
+	const char *v;
+	FILE *fp;
+
+	memset(d, 0, sizeof(*d));
+	d->priority = -1;
+	fp = fopen("/proc/crypto", "re");
+	if (fp == NULL)
+		return;
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		if ((v = field(line, "name")) != NULL)
+			copy_word(name, sizeof(name), v);
+		else if ((v = field(line, "driver")) != NULL)
+			copy_word(drv, sizeof(drv), v);
+		else if ((v = field(line, "module")) != NULL)
+			copy_word(module, sizeof(module), v);
+		else if ((v = field(line, "async")) != NULL)
+			async = strncmp(v, "yes", 3) == 0;
+		else if ((v = field(line, "priority")) != NULL &&
+			 strcmp(name, kname) == 0 && atoi(v) > d->priority) {
+			d->priority = atoi(v);
+			snprintf(d->name, sizeof(d->name), "%s", drv);
+			snprintf(d->module, sizeof(d->module), "%s", module);
+			d->async = async;
+		}
+	}
+	fclose(fp);
+}
+
+/* Drivers built on CPU instructions, or plain C, as the kernel names
+ * them; anything else that is asynchronous looks like a device. */
+bool _afalg_driver_is_device(const struct afalg_driver *d)
+{
+	static const char *const cpu[] = {
+		"generic", "aesni", "avx",    "ssse3", "sse2", "clmul",
+		"simd",	   "ni",    "x86_64", "neon",  "-ce",  "arm64"
+	};
+	unsigned i;
+
+	for (i = 0; i < sizeof(cpu) / sizeof(cpu[0]); i++)
+		if (strstr(d->name, cpu[i]) != NULL)
+			return false;
+	return d->async && d->name[0] != 0;
+}
+
+/* ---- the cache --------------------------------------------------------- */
+
+static const char * override(const char *name)
+{
+	const char *v = secure_getenv(name);
+
+	return v != NULL && v[0] != 0 ? v : "-";
+}
+
+/* What decides a measurement: a cache made under another of these is
+ * foreign. */
+static void cache_key(char *buf, size_t size)
+{
+	char line[256], cpu[128] = "unknown";
+	struct utsname u;
+	FILE *fp = fopen("/proc/cpuinfo", "re");
+
+	while (fp != NULL && fgets(line, sizeof(line), fp) != NULL)
+		if (sscanf(line, "model name : %127[^\n]", cpu) == 1)
+			break;
+	if (fp != NULL)
+		fclose(fp);
+	if (uname(&u) < 0)
+		snprintf(u.release, sizeof(u.release), "unknown");
+	/* the software path also depends on which CPU features GnuTLS and
+	 * Nettle were told to use */
+	snprintf(buf, size, "kernel %s|cpu %s|gnutls %s|cpuid %s|nettle %s",
+		 u.release, cpu, gnutls_check_version(NULL),
+		 override("GNUTLS_CPUID_OVERRIDE"),
+		 override("NETTLE_FAT_OVERRIDE"));
+}
+
+static int user_cache_path(char *buf, size_t size, bool dir)
+{
+	const char *base = secure_getenv("XDG_CACHE_HOME");
+	const char *home = secure_getenv("HOME");
+	int n;
+
+	if (base != NULL && base[0] == '/')
+		n = snprintf(buf, size, "%s/gnutls%s", base,
+			     dir ? "" : "/afalg");
+	else if (home != NULL && home[0] == '/')
+		n = snprintf(buf, size, "%s/.cache/gnutls%s", home,
+			     dir ? "" : "/afalg");
+	else
+		return -1;
+	return n > 0 && (size_t)n < size ? 0 : -1;
+}
+
+static const char *system_cache_path(void)
+{
+	const char *p = secure_getenv("GNUTLS_AFALG_SYSTEM_CACHE");
+
+	return p != NULL ? p : SYSTEM_CACHE;
+}
+
+/* A threshold as written: a size, or "never". */
+static int parse_threshold(const char *s, size_t *t)
+{
+	char *end;
+
+	if (strcmp(s, "never") == 0) {
+		*t = AFALG_NEVER;
+		return 0;
+	}
+	if (s[0] < '0' || s[0] > '9')
+		return -1;
+	errno = 0;
+	*t = strtoull(s, &end, 10);
+	return errno == 0 && *end == 0 ? 0 : -1;
+}
+
+/* A cache file is read only if it belongs to root or to this user and
+ * nobody else can write it, and only if every line is well formed; its
+ * measurements are kept beside each algorithm (the first file read that
+ * has one wins) and applied at the algorithm's first operation, if the
+ * kernel's driver is still the one measured. */
+static void load_cache(const char *path, const char *key)
+{
+	char line[512], label[64], driver[128], t0s[32], t1s[32];
+	struct afalg_alg *alg;
+	struct stat st;
+	bool *seen = NULL;
+	size_t t0, t1;
+	unsigned i;
+	FILE *fp;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (st.st_uid != 0 && st.st_uid != geteuid()) ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		_gnutls_debug_log("afalg: ignoring %s: not a private file\n",
+				  path);
+		close(fd);
+		return;
+	}
+	fp = fdopen(fd, "r");
+	if (fp == NULL) {
+		close(fd);
+		return;
+	}
+	if (fgets(line, sizeof(line), fp) == NULL ||
+	    strcmp(line, CACHE_FORMAT "\n") != 0 ||
+	    fgets(line, sizeof(line), fp) == NULL ||
+	    strncmp(line, key, strlen(key)) != 0 ||
+	    strcmp(line + strlen(key), "\n") != 0) {
+		_gnutls_debug_log("afalg: ignoring %s: another format, "
+				  "kernel, CPU or library\n",
+				  path);
+		goto out;
+	}
+	/* the lines go beside the algorithms once all of them are read */
+	seen = gnutls_calloc(_afalg_algs_size, sizeof(*seen));
+	if (seen == NULL)
+		goto out;
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		if (sscanf(line, "%63s %127s %31s %31s", label, driver, t0s,
+			   t1s) != 4 ||
+		    parse_threshold(t0s, &t0) < 0 ||
+		    parse_threshold(t1s, &t1) < 0) {
+			_gnutls_debug_log("afalg: ignoring %s: malformed\n",
+					  path);
+			goto out;
+		}
+		alg = find_label(label, strlen(label));
+		if (alg == NULL || alg->cached.present)
+			continue;
+		i = alg - _afalg_algs;
+		seen[i] = true;
+		snprintf(alg->cached.driver, sizeof(alg->cached.driver), "%s",
+			 driver);
+		alg->cached.threshold[0] = t0;
+		alg->cached.threshold[1] = t1;
+	}
+	for (i = 0; i < _afalg_algs_size; i++) {
+		if (!seen[i])
+			continue;
+		_afalg_algs[i].cached.present = true;
+		_afalg_algs[i].cached.from =
+			strcmp(path, system_cache_path()) == 0 ? "system" :
+								 "user";
+	}
+out:
+	gnutls_free(seen);
+	fclose(fp);
+}
+
+/* A cached measurement that sends some operations to the kernel counts
+ * if the kernel still has the driver it was made with (the algorithm is
+ * bound once if the kernel has not yet instantiated it).  One that keeps
+ * every operation in software needs no check: it is the default path,
+ * and the check (reading /proc/crypto) would cost more than it saves. */
+void _afalg_apply_cache(struct afalg_alg *alg)
+{
+	struct afalg_driver d;
+
+	_afalg_load_caches();
+	if (!alg->cached.present || alg->source != AFALG_FROM_DEFAULT)
+		return;
+	alg->cached.present = false;
+	if (alg->cached.threshold[0] != AFALG_NEVER ||
+	    alg->cached.threshold[1] != AFALG_NEVER) {
+		_afalg_kernel_driver(alg->kname, &d);
+		if (d.name[0] == 0 && _afalg_kernel_probe(alg) == 0)
+			_afalg_kernel_driver(alg->kname, &d);
+	} else {
+		snprintf(d.name, sizeof(d.name), "%s", alg->cached.driver);
+	}
+	if (strcmp(d.name, alg->cached.driver) != 0) {
+		_gnutls_debug_log(
+			"afalg: %s: the %s cache measured %s, the kernel has %s\n",
+			_afalg_label(alg), alg->cached.from, alg->cached.driver,
+			d.name[0] ? d.name : "none");
+		return;
+	}
+	set_thresholds(alg, alg->cached.threshold[0], alg->cached.threshold[1],
+		       AFALG_FROM_CACHE);
+	_gnutls_debug_log("afalg: %s: thresholds from the %s cache\n",
+			  _afalg_label(alg), alg->cached.from);
+}
+
+static void format_threshold(char *buf, size_t size, size_t t)
+{
+	if (t == AFALG_NEVER)
+		snprintf(buf, size, "never");
+	else
+		snprintf(buf, size, "%zu", t);
+}
+
+/* Writes every measured algorithm, atomically (a new file renamed over
+ * the old one), readable by its owner, or by everyone for the system
+ * cache. */
+int _afalg_save_cache(bool system)
+{
+	char path[512], tmp[560], key[512], t0[32], t1[32];
+	struct afalg_driver d;
+	const struct afalg_alg *alg;
+	unsigned i;
+	FILE *fp;
+	int fd;
+
+	if (system) {
+		snprintf(path, sizeof(path), "%s", system_cache_path());
+	} else {
+		if (user_cache_path(path, sizeof(path), true) < 0)
+			return gnutls_assert_val(GNUTLS_E_FILE_ERROR);
+		/* ~/.cache, then ~/.cache/gnutls */
+		*strrchr(path, '/') = 0;
+		mkdir(path, 0700);
+		user_cache_path(path, sizeof(path), true);
+		mkdir(path, 0700);
+		user_cache_path(path, sizeof(path), false);
+	}
+	snprintf(tmp, sizeof(tmp), "%s.%ld", path, (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+		  system ? 0644 : 0600);
+	if (fd < 0)
+		return gnutls_assert_val(GNUTLS_E_FILE_ERROR);
+	fp = fdopen(fd, "w");
+	if (fp == NULL) {
+		close(fd);
+		unlink(tmp);
+		return gnutls_assert_val(GNUTLS_E_FILE_ERROR);
+	}
+	cache_key(key, sizeof(key));
+	fprintf(fp, "%s\n%s\n", CACHE_FORMAT, key);
+	for (i = 0; i < _afalg_algs_size; i++) {
+		alg = &_afalg_algs[i];
+		if (alg->source != AFALG_FROM_CALIBRATION &&
+		    alg->source != AFALG_FROM_CACHE)
+			continue;
+		_afalg_kernel_driver(alg->kname, &d);
+		if (d.name[0] == 0)
+			continue;
+		format_threshold(t0, sizeof(t0), alg->threshold[0]);
+		format_threshold(t1, sizeof(t1), alg->threshold[1]);
+		fprintf(fp, "%s %s %s %s\n", _afalg_label(alg), d.name, t0, t1);
+	}
+	if (fclose(fp) != 0 || rename(tmp, path) < 0) {
+		unlink(tmp);
+		return gnutls_assert_val(GNUTLS_E_FILE_ERROR);
+	}
+	_gnutls_debug_log("afalg: thresholds saved in %s\n", path);
+	return 0;
+}
+
+/* ---- the decision ------------------------------------------------------ */
+
+/* The caches are read when the first algorithm in auto mode does its
+ * first operation: not at start-up, and not at all in a process that
+ * does no cryptography. */
+void _afalg_load_caches(void)
+{
+	char key[512], path[512];
+
+	if (__atomic_load_n(&caches_read, __ATOMIC_ACQUIRE) ||
+	    gnutls_static_mutex_lock(&cache_lock) < 0)
+		return;
+	if (!caches_read) {
+		cache_key(key, sizeof(key));
+		/* a user's measurements are of this user's processes: they
+		 * win over the system-wide ones */
+		if (user_cache_path(path, sizeof(path), false) == 0)
+			load_cache(path, key);
+		load_cache(system_cache_path(), key);
+		__atomic_store_n(&caches_read, true, __ATOMIC_RELEASE);
+	}
+	gnutls_static_mutex_unlock(&cache_lock);
+}
+
+static void settle(struct afalg_alg *alg)
+{
+	/* the thresholds are final for the process: an algorithm that never
+	 * goes to the kernel can skip everything that prepares for it */
+	__atomic_store_n(&alg->soft_only,
+			 alg->threshold[0] == AFALG_NEVER &&
+				 alg->threshold[1] == AFALG_NEVER,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&alg->settled, true, __ATOMIC_RELAXED);
+	if (unlikely(_gnutls_log_level >= 2)) {
+		gnutls_buffer_st buf;
+
+		_gnutls_buffer_init(&buf);
+		_afalg_describe(alg, &buf);
+		if (_gnutls_buffer_append_data(&buf, "", 1) == 0)
+			_gnutls_debug_log("afalg: %s", buf.data);
+		_gnutls_buffer_clear(&buf);
+	}
+}
+
+/* Called for each operation of an algorithm in auto mode until its
+ * thresholds are known. */
+void _afalg_account(struct afalg_alg *alg, size_t size)
+{
+	_afalg_apply_cache(alg);
+	if (alg->source != AFALG_FROM_DEFAULT) {
+		settle(alg);
+		return;
+	}
+	/* a load and a store, not a locked add: a count lost to a race
+	 * only delays the calibration */
+	size += __atomic_load_n(&alg->work, __ATOMIC_RELAXED);
+	__atomic_store_n(&alg->work, size, __ATOMIC_RELAXED);
+	if (size < AFALG_CALIBRATE_AFTER)
+		return;
+	/* one thread measures; the others go on in software meanwhile */
+	if (__atomic_exchange_n(&alg->calibrating, true, __ATOMIC_ACQUIRE))
+		return;
+	_afalg_calibrate(alg);
+	settle(alg);
+	_afalg_save_cache(false);
+}
+
+/* Calibrates every registered algorithm in auto mode now (the command's
+ * --calibrate). */
+void _afalg_calibrate_all(void)
+{
+	unsigned i;
+
+	for (i = 0; i < _afalg_algs_size; i++) {
+		struct afalg_alg *alg = &_afalg_algs[i];
+
+		if (!alg->registered || alg->mode != AFALG_MODE_AUTO ||
+		    alg->fixed)
+			continue;
+		_afalg_calibrate(alg);
+		settle(alg);
+	}
+}
+
+/* ---- explaining it ----------------------------------------------------- */
+
+static void describe_threshold(gnutls_buffer_st *out, size_t t)
+{
+	if (t == AFALG_NEVER)
+		_gnutls_buffer_append_printf(out, "never");
+	else
+		_gnutls_buffer_append_printf(out, "%zu", t);
+}
+
+/* Why an algorithm takes the path it takes. */
+static const char *reason(const struct afalg_alg *alg)
+{
+	if (alg->mode == AFALG_MODE_OFF)
+		return _gnutls_fips_mode_enabled() ?
+			       "off: FIPS mode, not forced" :
+			       "off: set by the operator";
+	if (!alg->registered)
+		return "not registered";
+	if (alg->absent)
+		return "software: the kernel has no such algorithm";
+	if (!_afalg_kernel_usable(alg))
+		return "software: the kernel path is off (repeated failures)";
+	if (alg->mode == AFALG_MODE_KERNEL)
+		return "kernel: every operation the kernel takes";
+	if (alg->threshold[0] == AFALG_NEVER &&
+	    alg->threshold[1] == AFALG_NEVER)
+		return alg->source == AFALG_FROM_DEFAULT ?
+			       "software until measured" :
+			       "software: it was faster at every size";
+	return "kernel from the threshold up, software below";
+}
+
+void _afalg_describe(const struct afalg_alg *alg, gnutls_buffer_st *out)
+{
+	static const char *const dirs[][2] = {
+		[AFALG_CIPHER] = { "encrypt", "decrypt" },
+		[AFALG_AEAD] = { "encrypt", "decrypt" },
+		[AFALG_MAC] = { "message", "one-shot" },
+		[AFALG_DIGEST] = { "message", "one-shot" },
+	};
+	struct afalg_driver d;
+
+	_afalg_kernel_driver(alg->kname, &d);
+	if (d.name[0] == 0 && alg->registered &&
+	    _afalg_kernel_probe((struct afalg_alg *)alg) == 0)
+		_afalg_kernel_driver(alg->kname, &d);
+	_gnutls_buffer_append_printf(out, "%s: kernel %s, driver %s",
+				     _afalg_label(alg), alg->kname,
+				     d.name[0] ? d.name : "(none)");
+	if (d.name[0])
+		_gnutls_buffer_append_printf(
+			out, " (priority %d%s%s, %s)", d.priority,
+			d.module[0] ? ", module " : "", d.module,
+			_afalg_driver_is_device(&d) ? "looks like a device" :
+						      "CPU instructions");
+	if (alg->mode == AFALG_MODE_OFF) {
+		_gnutls_buffer_append_printf(out, "\n  mode off; %s\n",
+					     reason(alg));
+		return;
+	}
+	_gnutls_buffer_append_printf(out, "\n  mode %s; thresholds %s ",
+				     mode_names[alg->mode],
+				     dirs[alg->family][0]);
+	describe_threshold(out, alg->threshold[0]);
+	_gnutls_buffer_append_printf(out, ", %s ", dirs[alg->family][1]);
+	describe_threshold(out, alg->threshold[1]);
+	_gnutls_buffer_append_printf(out, " (from %s); %s\n",
+				     _afalg_source_names[alg->source],
+				     reason(alg));
+}

@@ -1,0 +1,136 @@
+/*
+ * Contract steps of CBC and XTS (see contract.c):
+ *
+ *   init [KEYSIZE] [noiv] [equal]   gnutls_cipher_init() with a new key
+ *                           (equal: two equal halves) and IV
+ *   setiv                   gnutls_cipher_set_iv() with a new IV
+ *   encrypt LEN [inplace] [offset=K]   gnutls_cipher_encrypt2()
+ *   decrypt LEN [inplace] [offset=K]   gnutls_cipher_decrypt2()
+ *
+ * CBC chains from call to call (encryption and decryption each on their
+ * own); XTS takes every call as one data unit.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "contract.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/crypto.h>
+
+struct cipher {
+	gnutls_cipher_hd_t h;
+	uint8_t key[REF_MAX_KEY];
+	uint8_t iv[2][REF_BLOCK]; /* encryption, decryption */
+};
+
+static bool covers(const struct ref_alg *a)
+{
+	return ref_is_cipher(a);
+}
+
+static void *start(struct run *r)
+{
+	(void)r;
+	return calloc(1, sizeof(struct cipher));
+}
+
+static void finish(struct run *r)
+{
+	struct cipher *x = r->fam;
+
+	if (x->h != NULL)
+		gnutls_cipher_deinit(x->h);
+	free(x);
+}
+
+static int step_init(struct run *r, const struct step *s)
+{
+	struct cipher *x = r->fam;
+	uint8_t key[REF_MAX_KEY], iv[REF_BLOCK];
+	gnutls_datum_t k = { key, arg_num(s, 0, r->alg->key_size) };
+	gnutls_datum_t v = { iv, REF_BLOCK };
+	int ret;
+
+	if (k.size > sizeof(key))
+		return fail(r, s, "key too long");
+	rng_fill(&r->rng, key, k.size);
+	if (has_flag(s, "equal"))
+		memcpy(key + k.size / 2, key, k.size / 2);
+	rng_fill(&r->rng, iv, REF_BLOCK);
+	if (x->h != NULL)
+		gnutls_cipher_deinit(x->h);
+	ret = gnutls_cipher_init(&x->h, r->alg->id, &k,
+				 has_flag(s, "noiv") ? NULL : &v);
+	if (ret < 0)
+		x->h = NULL;
+	ret = check_ret(r, s, ret);
+	if (ret == 0) {
+		memcpy(x->key, key, k.size);
+		memcpy(x->iv[0], iv, REF_BLOCK);
+		memcpy(x->iv[1], iv, REF_BLOCK);
+	}
+	return ret < 0 ? -1 : 0;
+}
+
+static int step_setiv(struct run *r, const struct step *s)
+{
+	struct cipher *x = r->fam;
+	uint8_t iv[REF_BLOCK];
+
+	(void)s;
+	rng_fill(&r->rng, iv, REF_BLOCK);
+	gnutls_cipher_set_iv(x->h, iv, REF_BLOCK);
+	memcpy(x->iv[0], iv, REF_BLOCK);
+	memcpy(x->iv[1], iv, REF_BLOCK);
+	return 0;
+}
+
+static int step_crypt(struct run *r, const struct step *s, int enc)
+{
+	struct cipher *x = r->fam;
+	size_t len = arg_num(s, 0, 64), off = flag_num(s, "offset", 0);
+	uint8_t *msg = xmalloc(len), *want = xmalloc(len);
+	uint8_t *buf = xmalloc(len + off + 16), *in = msg, *out = buf + off;
+	uint8_t iv[REF_BLOCK];
+	int ret;
+
+	rng_fill(&r->rng, msg, len);
+	if (has_flag(s, "inplace")) {
+		memcpy(out, msg, len);
+		in = out;
+	}
+	if (enc)
+		ret = gnutls_cipher_encrypt2(x->h, in, len, out, len);
+	else
+		ret = gnutls_cipher_decrypt2(x->h, in, len, out, len);
+	ret = check_ret(r, s, ret);
+	if (ret == 0) {
+		/* XTS does not chain: the model's IV stays */
+		memcpy(iv, x->iv[!enc], REF_BLOCK);
+		ref_cipher(r->alg, x->key,
+			   r->alg->family == F_CBC ? x->iv[!enc] : iv, enc, len,
+			   want, msg);
+		ret = compare(r, s, enc ? "ciphertext" : "plaintext", out, want,
+			      len);
+	}
+	free(msg);
+	free(want);
+	free(buf);
+	return ret < 0 ? -1 : 0;
+}
+
+static int step(struct run *r, const struct step *s)
+{
+	if (strcmp(s->verb, "init") == 0)
+		return step_init(r, s);
+	if (strcmp(s->verb, "setiv") == 0)
+		return step_setiv(r, s);
+	if (strcmp(s->verb, "encrypt") == 0 || strcmp(s->verb, "decrypt") == 0)
+		return step_crypt(r, s, s->verb[0] == 'e');
+	return 1;
+}
+
+const struct harness cipher_family = { "cipher", covers, start, finish, step };

@@ -1,0 +1,1080 @@
+/*
+ * The contract tests (see contract.h): reads the cases, runs their steps
+ * for each algorithm they name, and the steps every family shares:
+ * kernel faults, process events (fork, exec, descriptor limits, a
+ * seccomp sandbox) and checks of the library's state.
+ *
+ * Usage: contract [--defect N] [--case NAME] [--alg NAME] [--matrix]
+ *                 CASEFILE...
+ *
+ *   --defect N the cases of reproduced defect N (0: those of none)
+ *   --matrix   run each case that has a "matrix:" line once for every
+ *              kernel call x error x placement of the fault (the fault
+ *              matrix), each in a child process, and report the count
+ *
+ * A case file holds blocks of "key: value" lines, one block per case:
+ *
+ *   case:    a name (first)
+ *   defect:  the number of the reproduced defect it covers (optional)
+ *   alg:     algorithms (names of reference.h), each runs the steps
+ *   env:     NAME=VALUE... set before the library loads (the case then
+ *            runs in a new process)
+ *   only:    kernel: the case needs the module active (else skipped)
+ *   alone:   yes: the case runs in a process of its own (a seccomp
+ *            filter, or a library in error state, stays with a process)
+ *   known:   a fault of stock GnuTLS that the case runs into where the
+ *            module is not active: a failure there is a skip, with this
+ *            text; where the module is active the case must pass
+ *   steps:   step; step; ...
+ *   matrix:  steps | steps: the fault is active during the first part
+ *            and cleared for the second, on the same contexts
+ *
+ * Shared steps:
+ *   fault CALL:ERRNO[:SKIP[:COUNT]]   _gnutls_afalg_fault()
+ *   nofault [N]        end it; at least N faults fired (default 1)
+ *   count / kernel / nokernel   count kernel requests (sendmsg) from
+ *                      "count" on; "kernel": at least one was made
+ *                      (checked where the module is active), "nokernel":
+ *                      none (checked where AF_ALG is there)
+ *   fork               the rest runs in parent and child, step by step
+ *                      in turn (child first), both checked
+ *   exec [N]           fork+exec a program (inherited.c) that counts the
+ *                      AF_ALG sockets and pipes it inherited: none (N
+ *                      times, with a thread opening kernel contexts
+ *                      meanwhile)
+ *   fds N              at most N AF_ALG sockets opened since the case
+ *                      started
+ *   nofile N           RLIMIT_NOFILE soft limit
+ *   seccomp            socket(AF_ALG) fails with EPERM from now on
+ *   logged TEXT N      N library log lines of the case (and of the
+ *                      library's start) contain TEXT (where AF_ALG
+ *                      is there; the library is initialised again at
+ *                      start so that its start-up log is seen)
+ *   errstate           the library is in its error state
+ *
+ * Environment: GNUTLS_AFALG (kernel: the kernel suite) decides whether
+ * kernel checks apply; AFALG_TEST_SEED seeds the data.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#define _GNU_SOURCE
+#include "contract.h"
+
+#include <ctype.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/crypto.h>
+
+#ifndef AF_ALG
+#define AF_ALG 38
+#endif
+
+#define EXIT_PASS 0
+#define EXIT_FAIL 1
+#define EXIT_SKIP 77
+#define EXIT_ERROR 99
+
+#define MAX_STEPS 64
+#define MAX_ALGS 16
+#define MAX_LINE 4096
+
+struct kase {
+	char name[80];
+	unsigned defect;
+	char algs[MAX_ALGS][24];
+	unsigned nalgs;
+	char env[256];
+	struct step steps[MAX_STEPS];
+	unsigned nsteps;
+	unsigned split; /* matrix: steps before it run under the fault */
+	bool matrix;
+	bool kernel_only;
+	bool alone;
+	char known[256];
+	const char *file;
+	unsigned line;
+};
+
+static const struct harness *const families[] = {
+	&cipher_family,
+	&aead_family,
+	&hash_family,
+};
+
+static int (*fault_fn)(const char *spec);
+static bool afalg_present; /* AF_ALG, and the module's fault seam */
+static bool module_active; /* and GNUTLS_AFALG=kernel */
+
+/* ---- the library's log: kept, and passed on to stderr ---------------- */
+
+#define MAX_LOG 4096
+static char *log_lines[MAX_LOG];
+static unsigned log_count;
+
+static bool log_to_stderr;
+
+static void log_func(int level, const char *text)
+{
+	if (log_to_stderr)
+		fprintf(stderr, "gnutls[%d]: %s", level, text);
+	if (log_count < MAX_LOG)
+		log_lines[log_count++] = strdup(text);
+}
+
+/* ---- helpers for the family harnesses ---------------------------------- */
+
+int fail(struct run *r, const struct step *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("FAIL %s%s [%s] line %u, %s: ", r->who, r->name,
+	       r->alg ? r->alg->name : "-", s ? s->line : 0, s ? s->verb : "-");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	return -1;
+}
+
+static const struct {
+	const char *name;
+	int code;
+} errors[] = {
+	{ "INVALID_REQUEST", GNUTLS_E_INVALID_REQUEST },
+	{ "DECRYPTION_FAILED", GNUTLS_E_DECRYPTION_FAILED },
+	{ "SHORT_MEMORY_BUFFER", GNUTLS_E_SHORT_MEMORY_BUFFER },
+	{ "HASH_FAILED", GNUTLS_E_HASH_FAILED },
+	{ "ENCRYPTION_FAILED", GNUTLS_E_ENCRYPTION_FAILED },
+	{ "UNKNOWN_CIPHER_TYPE", GNUTLS_E_UNKNOWN_CIPHER_TYPE },
+	{ "LIB_IN_ERROR_STATE", GNUTLS_E_LIB_IN_ERROR_STATE },
+};
+
+/* A step's return code against what the case expects of it. */
+int check_ret(struct run *r, const struct step *s, int ret)
+{
+	if (s->any_error && ret < 0)
+		return 1;
+	if (ret == s->expect)
+		return ret < 0 ? 1 : 0;
+	return fail(r, s, "returned %s, expected %s",
+		    ret < 0 ? gnutls_strerror_name(ret) : "0",
+		    s->any_error ? "an error" :
+		    s->expect	 ? gnutls_strerror_name(s->expect) :
+				   "0");
+}
+
+int compare(struct run *r, const struct step *s, const char *what,
+	    const void *got, const void *want, size_t len)
+{
+	const uint8_t *g = got, *w = want;
+	size_t i;
+
+	if (memcmp(got, want, len) == 0)
+		return 0;
+	for (i = 0; g[i] == w[i]; i++)
+		;
+	return fail(r, s, "%s differs from the reference at byte %zu of %zu",
+		    what, i, len);
+}
+
+long arg_num(const struct step *s, unsigned i, long def)
+{
+	unsigned n, k;
+
+	for (n = 0, k = 0; k < s->nargs; k++) {
+		if (s->args[k].name[0] != 0)
+			continue;
+		if (n++ == i)
+			return s->args[k].num;
+	}
+	return def;
+}
+
+bool has_flag(const struct step *s, const char *name)
+{
+	unsigned k;
+
+	for (k = 0; k < s->nargs; k++)
+		if (strcmp(s->args[k].name, name) == 0)
+			return true;
+	return false;
+}
+
+long flag_num(const struct step *s, const char *name, long def)
+{
+	unsigned k;
+
+	for (k = 0; k < s->nargs; k++)
+		if (strcmp(s->args[k].name, name) == 0)
+			return s->args[k].num;
+	return def;
+}
+
+void *xmalloc(size_t size)
+{
+	void *p = malloc(size ? size : 1);
+
+	if (p == NULL) {
+		fprintf(stderr, "contract: out of memory\n");
+		exit(EXIT_ERROR);
+	}
+	return p;
+}
+
+bool library_in_error_state(void)
+{
+	gnutls_hash_hd_t h;
+	int ret = gnutls_hash_init(&h, GNUTLS_DIG_SHA256);
+
+	if (ret == 0)
+		gnutls_hash_deinit(h, NULL);
+	return ret == GNUTLS_E_LIB_IN_ERROR_STATE;
+}
+
+/* ---- parsing ----------------------------------------------------------- */
+
+static int error_code(const char *name, bool *any)
+{
+	unsigned i;
+
+	*any = strcmp(name, "ERROR") == 0;
+	if (*any)
+		return GNUTLS_E_INTERNAL_ERROR;
+	for (i = 0; i < sizeof(errors) / sizeof(errors[0]); i++)
+		if (strcmp(errors[i].name, name) == 0)
+			return errors[i].code;
+	return 0;
+}
+
+static long to_num(const char *v)
+{
+	char *end;
+	long n;
+
+	if (!isdigit((unsigned char)v[0]))
+		return -1;
+	n = strtol(v, &end, 0);
+	if (*end == 'K')
+		n *= 1024;
+	else if (*end == 'M')
+		n *= 1024 * 1024;
+	return n;
+}
+
+/* The next argument: a word, or a "quoted text" (kept with its quotes). */
+static char *next_token(char **rest)
+{
+	char *p = *rest + strspn(*rest, " \t"), *end;
+
+	if (*p == 0)
+		return NULL;
+	end = *p == '"' ? strchr(p + 1, '"') : NULL;
+	end = end != NULL ? end + 1 : p + strcspn(p, " \t");
+	*rest = *end ? end + 1 : end;
+	*end = 0;
+	return p;
+}
+
+/* "verb arg name=value "text" ... [-> ERROR]" */
+static int parse_step(char *text, struct step *s, unsigned line)
+{
+	char *arrow = strstr(text, "->"), *tok, *save, *eq;
+
+	memset(s, 0, sizeof(*s));
+	s->line = line;
+	if (arrow != NULL) {
+		*arrow = 0;
+		tok = strtok_r(arrow + 2, " \t", &save);
+		if (tok == NULL ||
+		    (s->expect = error_code(tok, &s->any_error)) == 0)
+			return -1;
+	}
+	tok = strtok_r(text, " \t", &save);
+	if (tok == NULL || strlen(tok) >= sizeof(s->verb))
+		return -1;
+	strcpy(s->verb, tok);
+	while ((tok = next_token(&save)) != NULL) {
+		if (s->nargs == MAX_ARGS)
+			return -1;
+		eq = strchr(tok, '=');
+		if (eq != NULL && !isdigit((unsigned char)tok[0])) {
+			*eq = 0;
+			snprintf(s->args[s->nargs].name,
+				 sizeof(s->args[0].name), "%s", tok);
+			tok = eq + 1;
+		} else if (!isdigit((unsigned char)tok[0]) &&
+			   strchr(tok, ':') == NULL && tok[0] != '"') {
+			snprintf(s->args[s->nargs].name,
+				 sizeof(s->args[0].name), "%s", tok);
+			tok = "";
+		}
+		snprintf(s->args[s->nargs].value, sizeof(s->args[0].value),
+			 "%s", tok);
+		s->args[s->nargs].num = to_num(tok);
+		s->nargs++;
+	}
+	return 0;
+}
+
+static int parse_steps(struct kase *k, char *text, unsigned line)
+{
+	char *save, *part;
+
+	for (part = strtok_r(text, ";|", &save); part != NULL;
+	     part = strtok_r(NULL, ";|", &save)) {
+		if (k->nsteps == MAX_STEPS)
+			return -1;
+		if (parse_step(part, &k->steps[k->nsteps++], line) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int parse_field(struct kase *k, char *key, char *value, unsigned line)
+{
+	char *save, *tok, *bar;
+
+	if (strcmp(key, "case") == 0) {
+		snprintf(k->name, sizeof(k->name), "%s", value);
+	} else if (strcmp(key, "defect") == 0) {
+		k->defect = atoi(value);
+	} else if (strcmp(key, "alg") == 0) {
+		for (tok = strtok_r(value, " \t", &save); tok != NULL;
+		     tok = strtok_r(NULL, " \t", &save)) {
+			if (k->nalgs == MAX_ALGS || ref_find(tok) == NULL)
+				return -1;
+			snprintf(k->algs[k->nalgs++], sizeof(k->algs[0]), "%s",
+				 tok);
+		}
+	} else if (strcmp(key, "only") == 0) {
+		k->kernel_only = strcmp(value, "kernel") == 0;
+		if (!k->kernel_only)
+			return -1;
+	} else if (strcmp(key, "alone") == 0) {
+		k->alone = strcmp(value, "yes") == 0;
+	} else if (strcmp(key, "known") == 0) {
+		snprintf(k->known, sizeof(k->known), "%s", value);
+	} else if (strcmp(key, "env") == 0) {
+		snprintf(k->env, sizeof(k->env), "%s", value);
+	} else if (strcmp(key, "steps") == 0 || strcmp(key, "matrix") == 0) {
+		k->matrix = key[0] == 'm';
+		bar = strchr(value, '|');
+		if (bar != NULL) {
+			*bar = 0;
+			if (parse_steps(k, value, line) < 0)
+				return -1;
+			k->split = k->nsteps;
+			value = bar + 1;
+		}
+		if (parse_steps(k, value, line) < 0)
+			return -1;
+		if (bar == NULL)
+			k->split = k->nsteps;
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
+/* Reads every case of a file; a syntax error ends the program. */
+static struct kase *load(const char *file, unsigned *count)
+{
+	char line[MAX_LINE], *colon, *v, *end;
+	struct kase *cases = NULL, *k = NULL;
+	unsigned n = 0, lineno = 0;
+	FILE *fp = fopen(file, "r");
+
+	if (fp == NULL) {
+		fprintf(stderr, "contract: cannot open %s\n", file);
+		exit(EXIT_ERROR);
+	}
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		lineno++;
+		end = line + strcspn(line, "\r\n");
+		*end = 0;
+		if (line[0] == '#' || line[0] == 0) {
+			k = line[0] == 0 ? NULL : k;
+			continue;
+		}
+		/* a case starts with its name */
+		if (k == NULL || strncmp(line, "case:", 5) == 0) {
+			cases = realloc(cases, (n + 1) * sizeof(*cases));
+			if (cases == NULL)
+				exit(EXIT_ERROR);
+			k = &cases[n++];
+			memset(k, 0, sizeof(*k));
+			k->file = file;
+			k->line = lineno;
+		}
+		colon = strchr(line, ':');
+		if (colon == NULL)
+			goto bad;
+		*colon = 0;
+		for (v = colon + 1; isspace((unsigned char)*v); v++)
+			;
+		if (parse_field(k, line, v, lineno) < 0)
+			goto bad;
+	}
+	fclose(fp);
+	*count = n;
+	return cases;
+bad:
+	fprintf(stderr, "contract: %s:%u: cannot parse this line\n", file,
+		lineno);
+	exit(EXIT_ERROR);
+}
+
+/* ---- the shared steps -------------------------------------------------- */
+
+static int do_fault(struct run *r, const struct step *s, const char *spec)
+{
+	int ret;
+
+	if (fault_fn == NULL)
+		return 0;
+	ret = fault_fn(spec);
+	if (ret < 0)
+		return fail(r, s, "bad fault specification %s", spec);
+	return ret;
+}
+
+static int step_nofault(struct run *r, const struct step *s)
+{
+	long want = arg_num(s, 0, 1);
+	int fired = do_fault(r, s, NULL);
+
+	if (fired < 0)
+		return -1;
+	if (module_active && fired < want)
+		return fail(r, s, "%d faults fired, expected at least %ld",
+			    fired, want);
+	return 0;
+}
+
+static int step_kernel(struct run *r, const struct step *s, bool want)
+{
+	int calls = do_fault(r, s, NULL);
+
+	if (calls < 0 || !(want ? module_active : afalg_present))
+		return calls < 0 ? -1 : 0;
+	if (want && calls == 0)
+		return fail(r, s, "nothing went to the kernel");
+	if (!want && calls > 0)
+		return fail(r, s, "%d kernel requests, expected none", calls);
+	return 0;
+}
+
+/* Descriptors open when the program started are not the module's. */
+#define MAX_FD 4096
+static bool preexisting[MAX_FD];
+
+static void note_preexisting(void)
+{
+	int fd;
+
+	for (fd = 0; fd < MAX_FD; fd++)
+		preexisting[fd] = fcntl(fd, F_GETFD) >= 0;
+}
+
+/* AF_ALG sockets of this process, but for those open at the start. */
+static int count_fds(void)
+{
+	int fd, n = 0, domain;
+	socklen_t len;
+	struct stat st;
+
+	for (fd = 3; fd < MAX_FD; fd++) {
+		if (preexisting[fd] || fstat(fd, &st) < 0 ||
+		    !S_ISSOCK(st.st_mode))
+			continue;
+		len = sizeof(domain);
+		if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 &&
+		    domain == AF_ALG)
+			n++;
+	}
+	return n;
+}
+
+/* Sockets the module keeps between operations (a digest's unkeyed
+ * socket, pooled one-shot sockets) may be there from earlier cases: only
+ * those opened during this case count. */
+static int fds_at_start;
+static unsigned log_at_start, cases_run;
+
+static int step_fds(struct run *r, const struct step *s)
+{
+	int n = count_fds() - fds_at_start;
+	long max = arg_num(s, 0, 0);
+
+	if (n > max)
+		return fail(
+			r, s,
+			"%d AF_ALG sockets opened in this case, at most %ld allowed",
+			n, max);
+	return 0;
+}
+
+/* The program run over exec (inherited.c), beside this one. */
+static char checker[4096];
+
+static void find_checker(void)
+{
+	ssize_t n = readlink("/proc/self/exe", checker, sizeof(checker) - 16);
+	char *slash;
+
+	checker[n > 0 ? n : 0] = 0;
+	slash = strrchr(checker, '/');
+	strcpy(slash ? slash + 1 : checker, "inherited");
+}
+
+static int run_checker(struct run *r, const struct step *s)
+{
+	char list[1024] = "";
+	size_t len = 0;
+	int fd, status;
+	pid_t pid;
+
+	for (fd = 0; fd < MAX_FD && len + 8 < sizeof(list); fd++)
+		if (preexisting[fd])
+			len += snprintf(list + len, sizeof(list) - len, "%d,",
+					fd);
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return fail(r, s, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		execl(checker, "inherited", list, NULL);
+		_exit(EXIT_ERROR);
+	}
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
+		return fail(r, s, "the exec'd checker did not finish");
+	if (WEXITSTATUS(status) != 0)
+		return fail(
+			r, s,
+			"a program exec'd by the application inherited %d AF_ALG sockets or pipes",
+			WEXITSTATUS(status));
+	return 0;
+}
+
+/* A thread that keeps opening kernel contexts while another forks and
+ * execs: a descriptor made close-on-exec after the fact would be caught
+ * in between. */
+static volatile int racing;
+
+static void *race_thread(void *arg)
+{
+	const gnutls_datum_t key = { (void *)"0123456789abcdef", 16 };
+	uint8_t nonce[12] = { 0 }, buf[64 + 16];
+	size_t len;
+
+	(void)arg;
+	while (racing) {
+		gnutls_aead_cipher_hd_t h;
+
+		if (gnutls_aead_cipher_init(&h, GNUTLS_CIPHER_AES_128_GCM,
+					    &key) < 0)
+			continue;
+		len = sizeof(buf);
+		gnutls_aead_cipher_encrypt(h, nonce, 12, NULL, 0, 16, buf, 64,
+					   buf, &len);
+		gnutls_aead_cipher_deinit(h);
+	}
+	return NULL;
+}
+
+static int step_exec(struct run *r, const struct step *s)
+{
+	long i, times = arg_num(s, 0, 1);
+	pthread_t t;
+	int ret = 0;
+
+	if (times <= 1)
+		return run_checker(r, s);
+	racing = 1;
+	if (pthread_create(&t, NULL, race_thread, NULL) != 0)
+		return fail(r, s, "pthread_create failed");
+	for (i = 0; i < times && ret == 0; i++)
+		ret = run_checker(r, s);
+	racing = 0;
+	pthread_join(t, NULL);
+	return ret;
+}
+
+static int step_nofile(struct run *r, const struct step *s)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return fail(r, s, "getrlimit: %s", strerror(errno));
+	rl.rlim_cur = arg_num(s, 0, 64);
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return fail(r, s, "setrlimit: %s", strerror(errno));
+	return 0;
+}
+
+/* socket(AF_ALG, ...) fails with EPERM; everything else is allowed. */
+static int step_seccomp(struct run *r, const struct step *s)
+{
+	struct sock_filter filter[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_ALG, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(filter) / sizeof(filter[0]), filter };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+		return fail(r, s, "seccomp: %s", strerror(errno));
+	return 0;
+}
+
+static int step_logged(struct run *r, const struct step *s)
+{
+	char text[64];
+	unsigned i, n = 0;
+	long want = arg_num(s, 0, 1);
+	const char *v = s->args[0].value;
+
+	if (!afalg_present)
+		return 0;
+	snprintf(text, sizeof(text), "%s", v[0] == '"' ? v + 1 : v);
+	text[strcspn(text, "\"")] = 0;
+	want = arg_num(s, 1, 1);
+	for (i = log_at_start; i < log_count; i++)
+		if (strstr(log_lines[i], text) != NULL)
+			n++;
+	if (n != (unsigned)want)
+		return fail(r, s, "%u log lines contain \"%s\", expected %ld",
+			    n, text, want);
+	return 0;
+}
+
+/* ---- running a case ---------------------------------------------------- */
+
+struct lockstep {
+	bool on;
+	bool child;
+	int to_child[2], to_parent[2];
+};
+
+static int wait_turn(int fd)
+{
+	char c;
+
+	return read(fd, &c, 1) == 1 ? 0 : -1;
+}
+
+static void give_turn(int fd)
+{
+	if (write(fd, "x", 1) != 1)
+		exit(EXIT_ERROR);
+}
+
+static int step_fork(struct run *r, const struct step *s, struct lockstep *ls)
+{
+	pid_t pid;
+
+	if (pipe(ls->to_child) < 0 || pipe(ls->to_parent) < 0)
+		return fail(r, s, "pipe: %s", strerror(errno));
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return fail(r, s, "fork: %s", strerror(errno));
+	ls->on = true;
+	ls->child = pid == 0;
+	if (ls->child)
+		r->who = "child: ";
+	else /* the child goes first */
+		wait_turn(ls->to_parent[0]);
+	return 0;
+}
+
+static int shared_step(struct run *r, const struct step *s, struct lockstep *ls)
+{
+	if (strcmp(s->verb, "fault") == 0)
+		return do_fault(r, s, s->args[0].value) < 0 ? -1 : 0;
+	if (strcmp(s->verb, "nofault") == 0)
+		return step_nofault(r, s);
+	if (strcmp(s->verb, "count") == 0)
+		return do_fault(r, s, "send:PASS") < 0 ? -1 : 0;
+	if (strcmp(s->verb, "kernel") == 0 || strcmp(s->verb, "nokernel") == 0)
+		return step_kernel(r, s, s->verb[0] == 'k');
+	if (strcmp(s->verb, "fork") == 0)
+		return step_fork(r, s, ls);
+	if (strcmp(s->verb, "exec") == 0)
+		return step_exec(r, s);
+	if (strcmp(s->verb, "fds") == 0)
+		return step_fds(r, s);
+	if (strcmp(s->verb, "nofile") == 0)
+		return step_nofile(r, s);
+	if (strcmp(s->verb, "seccomp") == 0)
+		return step_seccomp(r, s);
+	if (strcmp(s->verb, "logged") == 0)
+		return step_logged(r, s);
+	if (strcmp(s->verb, "errstate") == 0)
+		return library_in_error_state() ?
+			       0 :
+			       fail(r, s, "the library is not in error state");
+	return 1; /* not a shared step */
+}
+
+static const struct harness *family_of(const struct ref_alg *a)
+{
+	unsigned i;
+
+	for (i = 0; i < sizeof(families) / sizeof(families[0]); i++)
+		if (families[i]->covers(a))
+			return families[i];
+	return NULL;
+}
+
+/* Runs steps [from, to); 0 when all passed. */
+static int run_steps(struct run *r, const struct harness *f,
+		     const struct kase *k, unsigned from, unsigned to,
+		     struct lockstep *ls)
+{
+	unsigned i;
+	int ret;
+
+	for (i = from; i < to && !r->lost; i++) {
+		const struct step *s = &k->steps[i];
+
+		ret = shared_step(r, s, ls);
+		if (ret == 1)
+			ret = f->step(r, s);
+		if (ret == 0 && strcmp(s->verb, "fork") != 0)
+			ret = 0;
+		else if (ret > 0)
+			ret = fail(r, s, "unknown step for %s", f->name);
+		if (ret < 0)
+			return -1;
+		if (ls->on && strcmp(s->verb, "fork") != 0) {
+			give_turn(ls->child ? ls->to_parent[1] :
+					      ls->to_child[1]);
+			if (i + 1 < to)
+				wait_turn(ls->child ? ls->to_child[0] :
+						      ls->to_parent[0]);
+		}
+	}
+	return 0;
+}
+
+static void run_init(struct run *r, const struct kase *k, const char *alg)
+{
+	const char *seed = getenv("AFALG_TEST_SEED");
+
+	/* no fault, failure count or switched-off kernel from earlier cases */
+	if (fault_fn != NULL)
+		fault_fn(NULL);
+	fds_at_start = count_fds();
+	/* the first case of a process sees the library's start too */
+	log_at_start = cases_run++ == 0 ? 0 : log_count;
+	memset(r, 0, sizeof(*r));
+	r->name = k->name;
+	r->alg = ref_find(alg);
+	r->who = "";
+	r->kernel = module_active;
+	rng_seed(&r->rng, seed ? strtoull(seed, NULL, 0) : 1, k->name);
+	rng_seed(&r->rng, rng_next(&r->rng), alg);
+}
+
+/* One case, one algorithm, in this process; 0 pass, -1 fail. */
+static int run_case(const struct kase *k, const char *alg, unsigned from,
+		    unsigned to)
+{
+	struct lockstep ls = { 0 };
+	const struct harness *f;
+	struct run r;
+	int ret, status;
+
+	run_init(&r, k, alg);
+	f = family_of(r.alg);
+	if (f == NULL)
+		return fail(&r, NULL, "no harness for this algorithm");
+	r.fam = f->start(&r);
+	ret = run_steps(&r, f, k, from, to, &ls);
+	f->finish(&r);
+	if (ls.on && ls.child) {
+		fflush(stdout);
+		_exit(ret < 0 ? EXIT_FAIL : EXIT_PASS);
+	}
+	if (ls.on) {
+		close(ls.to_child[0]);
+		close(ls.to_child[1]);
+		close(ls.to_parent[0]);
+		close(ls.to_parent[1]);
+		if (waitpid(-1, &status, 0) < 0 || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 0) {
+			printf("FAIL %s [%s]: the child failed\n", k->name,
+			       alg);
+			ret = -1;
+		}
+	}
+	return ret;
+}
+
+/* A case with "env:" or "alone:" runs in a new process, which loads the
+ * library with that environment. */
+static int run_in_env(const struct kase *k, const char *alg)
+{
+	char env[sizeof(k->env)], *tok, *save;
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		snprintf(env, sizeof(env), "%s", k->env);
+		for (tok = strtok_r(env, " ", &save); tok != NULL;
+		     tok = strtok_r(NULL, " ", &save))
+			putenv(strdup(tok));
+		execl("/proc/self/exe", "contract", "--case", k->name, "--alg",
+		      alg, k->file, NULL);
+		_exit(EXIT_ERROR);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status) == EXIT_PASS ? 0 : -1;
+}
+
+/* ---- the fault matrix -------------------------------------------------- */
+
+static const char *const calls[] = { "socket", "bind", "accept", "setkey",
+				     "setopt", "send", "recv" };
+static const char *const errnos[] = { "ENOMEM", "EINVAL",  "EBUSY",
+				      "EAGAIN", "EINTR",   "EMFILE",
+				      "EPERM",	"EBADMSG", "SHORT" };
+/* which call to fail first, and how many: 1 (0: all that follow) */
+static const unsigned placements[][2] = { { 0, 1 }, { 2, 1 }, { 0, 0 } };
+
+struct tally {
+	unsigned cases, fired, lost, failed;
+};
+
+/* One matrix case in a child: exit 0 pass, 2 pass with the message lost
+ * to the library's error state, 1 fail; the fault count goes back over
+ * a pipe. */
+static void matrix_case(const struct kase *k, const char *alg, const char *spec,
+			struct tally *t)
+{
+	struct lockstep ls = { 0 };
+	const struct harness *f;
+	struct run r;
+	int fd[2], status, fired = 0;
+	pid_t pid;
+
+	if (pipe(fd) < 0)
+		exit(EXIT_ERROR);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		close(fd[0]);
+		run_init(&r, k, alg);
+		r.lost_ok = true;
+		f = family_of(r.alg);
+		r.fam = f->start(&r);
+		fault_fn(spec);
+		status = run_steps(&r, f, k, 0, k->split, &ls);
+		fired = fault_fn(NULL);
+		if (status == 0 && !r.lost)
+			status = run_steps(&r, f, k, k->split, k->nsteps, &ls);
+		if (write(fd[1], &fired, sizeof(fired)) != sizeof(fired))
+			_exit(EXIT_ERROR);
+		f->finish(&r);
+		fflush(stdout);
+		_exit(status < 0 ? EXIT_FAIL : r.lost ? 2 : EXIT_PASS);
+	}
+	close(fd[1]);
+	if (read(fd[0], &fired, sizeof(fired)) != sizeof(fired))
+		fired = 0;
+	close(fd[0]);
+	t->cases++;
+	t->fired += fired > 0;
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+	    (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 2)) {
+		printf("FAIL fault matrix %s [%s] with %s\n", k->name, alg,
+		       spec);
+		t->failed++;
+	} else if (WEXITSTATUS(status) == 2) {
+		t->lost++;
+	}
+}
+
+static int run_matrix(const struct kase *k, const char *alg, struct tally *t)
+{
+	unsigned c, e, p, failed = t->failed;
+	char spec[64];
+
+	for (c = 0; c < sizeof(calls) / sizeof(calls[0]); c++)
+		for (e = 0; e < sizeof(errnos) / sizeof(errnos[0]); e++) {
+			if (strcmp(errnos[e], "SHORT") == 0 &&
+			    strcmp(calls[c], "send") != 0 &&
+			    strcmp(calls[c], "recv") != 0)
+				continue;
+			for (p = 0; p < 3; p++) {
+				snprintf(spec, sizeof(spec), "%s:%s:%u:%u",
+					 calls[c], errnos[e], placements[p][0],
+					 placements[p][1]);
+				matrix_case(k, alg, spec, t);
+			}
+		}
+	return t->failed == failed ? 0 : -1;
+}
+
+/* ---- main -------------------------------------------------------------- */
+
+struct opts {
+	int defect;
+	const char *only_case;
+	const char *only_alg;
+	bool matrix;
+};
+
+static bool selected(const struct opts *o, const struct kase *k)
+{
+	if (o->matrix != k->matrix)
+		return false;
+	if (o->defect >= 0 && (unsigned)o->defect != k->defect)
+		return false;
+	return o->only_case == NULL || strcmp(o->only_case, k->name) == 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: contract [--defect N] [--case NAME] "
+			"[--alg NAME] [--matrix] CASEFILE...\n");
+	exit(EXIT_ERROR);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .defect = -1 };
+	struct tally t = { 0 };
+	unsigned n, i, a, passed = 0, failed = 0, skipped = 0;
+	struct kase *cases;
+	const char *mode = getenv("GNUTLS_AFALG");
+	int arg, fd, ret;
+
+	note_preexisting();
+	find_checker();
+	for (arg = 1; arg < argc && argv[arg][0] == '-'; arg++) {
+		if (strcmp(argv[arg], "--matrix") == 0)
+			o.matrix = true;
+		else if (arg + 1 >= argc)
+			usage();
+		else if (strcmp(argv[arg], "--defect") == 0)
+			o.defect = atoi(argv[++arg]);
+		else if (strcmp(argv[arg], "--case") == 0)
+			o.only_case = argv[++arg];
+		else if (strcmp(argv[arg], "--alg") == 0)
+			o.only_alg = argv[++arg];
+		else
+			usage();
+	}
+	if (arg == argc || ref_check() < 0)
+		usage();
+
+	/* again, with the log seen from the start (at level 2 at least,
+	 * where the module logs; printed if GNUTLS_DEBUG_LEVEL asks) */
+	log_to_stderr = getenv("GNUTLS_DEBUG_LEVEL") != NULL;
+	if (!log_to_stderr)
+		gnutls_global_set_log_level(2);
+	gnutls_global_set_log_function(log_func);
+	gnutls_global_deinit();
+	if (gnutls_global_init() < 0) {
+		printf("FAIL: gnutls_global_init() failed\n");
+		return EXIT_FAIL;
+	}
+	fault_fn = (int (*)(const char *))dlsym(RTLD_DEFAULT,
+						"_gnutls_afalg_fault");
+	fd = socket(AF_ALG, SOCK_SEQPACKET, 0);
+	afalg_present = fd >= 0 && fault_fn != NULL;
+	module_active = afalg_present && mode != NULL &&
+			strcmp(mode, "kernel") == 0;
+	if (fd >= 0)
+		close(fd);
+	printf("contract: %s\n",
+	       module_active ?
+		       "the module is active: kernel checks apply" :
+		       "the module is not active here (no AF_ALG, or GNUTLS_AFALG is not kernel): software path");
+	if (o.matrix && !module_active) {
+		printf("SKIP: the fault matrix needs the module active (AF_ALG, GNUTLS_AFALG=kernel)\n");
+		return EXIT_SKIP;
+	}
+
+	for (; arg < argc; arg++) {
+		cases = load(argv[arg], &n);
+		for (i = 0; i < n; i++) {
+			const struct kase *k = &cases[i];
+
+			if (!selected(&o, k))
+				continue;
+			if (k->kernel_only && !module_active) {
+				printf("SKIP %s: needs the module active\n",
+				       k->name);
+				skipped++;
+				continue;
+			}
+			for (a = 0; a < k->nalgs; a++) {
+				if (o.only_alg &&
+				    strcmp(o.only_alg, k->algs[a]) != 0)
+					continue;
+				if (o.matrix)
+					ret = run_matrix(k, k->algs[a], &t);
+				else if ((k->env[0] || k->alone) &&
+					 o.only_case == NULL)
+					ret = run_in_env(k, k->algs[a]);
+				else
+					ret = run_case(k, k->algs[a], 0,
+						       k->nsteps);
+				if (ret < 0 && k->known[0] && !module_active) {
+					printf("SKIP %s [%s]: stock GnuTLS: %s\n",
+					       k->name, k->algs[a], k->known);
+					skipped++;
+					continue;
+				}
+				if (ret == 0 && !o.matrix)
+					printf("PASS %s [%s]\n", k->name,
+					       k->algs[a]);
+				ret == 0 ? passed++ : failed++;
+			}
+		}
+		free(cases);
+	}
+	if (o.matrix)
+		printf("fault matrix: %u cases, %u with a fault that fired, "
+		       "%u messages lost to the library's error state, "
+		       "%u failed\n",
+		       t.cases, t.fired, t.lost, t.failed);
+	printf("contract: %u passed, %u failed, %u skipped\n", passed, failed,
+	       skipped);
+	if (passed + failed == 0) {
+		printf("SKIP: no case selected\n");
+		return EXIT_SKIP;
+	}
+	return failed ? EXIT_FAIL : EXIT_PASS;
+}

@@ -1,0 +1,120 @@
+/*
+ * Defect 7: an application that dlopen()s libgnutls, uses it from worker
+ * threads and dlclose()s it while they still run.  A per-thread cache
+ * with a destructor in the library crashed the workers as they exited,
+ * and their cached sockets outlived gnutls_global_deinit().
+ *
+ * The workers hash with gnutls_hash_fast() (the module's pooled one-shot
+ * sockets), then wait; the main thread closes the library, checks that
+ * it is gone and that no AF_ALG socket is left open, and lets the
+ * workers exit.  This program is not linked with libgnutls.
+ *
+ * Usage: dlclose [LIBGNUTLS]   (default libgnutls.so.30, found through
+ *                               LD_LIBRARY_PATH)
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef AF_ALG
+#define AF_ALG 38
+#endif
+
+#define WORKERS 4
+#define HASHES 20
+#define GNUTLS_DIG_SHA256 6
+
+typedef int (*hash_fast_fn)(int algorithm, const void *text, size_t size,
+			    void *digest);
+
+static hash_fast_fn hash_fast;
+static pthread_barrier_t hashed, closed;
+static int worker_failures;
+
+static void *worker(void *arg)
+{
+	unsigned char text[4096], digest[32];
+	int i;
+
+	memset(text, (int)(long)arg, sizeof(text));
+	for (i = 0; i < HASHES; i++)
+		if (hash_fast(GNUTLS_DIG_SHA256, text, sizeof(text), digest) <
+		    0)
+			__atomic_add_fetch(&worker_failures, 1,
+					   __ATOMIC_RELAXED);
+	pthread_barrier_wait(&hashed);
+	/* the library is unloaded while we wait here */
+	pthread_barrier_wait(&closed);
+	return NULL;
+}
+
+static int afalg_sockets(void)
+{
+	int fd, n = 0, domain;
+	socklen_t len;
+	struct stat st;
+
+	for (fd = 3; fd < 4096; fd++) {
+		len = sizeof(domain);
+		if (fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
+		    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 &&
+		    domain == AF_ALG)
+			n++;
+	}
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	const char *path = argc > 1 ? argv[1] : "libgnutls.so.30";
+	pthread_t t[WORKERS];
+	void *lib;
+	int i, left, status = 0;
+
+	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (lib == NULL) {
+		printf("SKIP: cannot load %s: %s\n", path, dlerror());
+		return 77;
+	}
+	hash_fast = (hash_fast_fn)dlsym(lib, "gnutls_hash_fast");
+	if (hash_fast == NULL) {
+		printf("FAIL: no gnutls_hash_fast in %s\n", path);
+		return 1;
+	}
+	pthread_barrier_init(&hashed, NULL, WORKERS + 1);
+	pthread_barrier_init(&closed, NULL, WORKERS + 1);
+	for (i = 0; i < WORKERS; i++)
+		pthread_create(&t[i], NULL, worker, (void *)(long)i);
+	pthread_barrier_wait(&hashed);
+	printf("dlclose: %d workers hashed, %d AF_ALG sockets open\n", WORKERS,
+	       afalg_sockets());
+
+	dlclose(lib);
+	if (dlopen(path, RTLD_NOW | RTLD_NOLOAD) != NULL) {
+		printf("SKIP: %s stays loaded after dlclose()\n", path);
+		status = 77;
+	}
+	left = afalg_sockets();
+	printf("dlclose: library closed, %d AF_ALG sockets left open\n", left);
+	if (left > 0) {
+		printf("FAIL: sockets outlived gnutls_global_deinit()\n");
+		status = 1;
+	}
+	pthread_barrier_wait(&closed);
+	for (i = 0; i < WORKERS; i++)
+		pthread_join(t[i], NULL);
+	if (worker_failures > 0) {
+		printf("FAIL: %d hashes failed\n", worker_failures);
+		status = 1;
+	}
+	if (status == 0)
+		printf("PASS: the workers exited after dlclose()\n");
+	return status;
+}

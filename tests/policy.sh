@@ -1,0 +1,215 @@
+#!/bin/bash
+# The operator's control and the per-operation choice (GNUTLS_AFALG, the
+# [afalg] section of the system-wide configuration, the threshold cache,
+# start-up), checked through afalgtool, gnutls-cli and the contract test.
+#
+# Usage: policy.sh CHECK...   (see the checks below; "all" runs them all)
+# Environment: ACCEL_BIN (afalgtool, gnutls-cli), CONTRACT (the contract
+# program), CASES (tests/contract/policy.cases).
+#
+# Where AF_ALG is missing the module registers nothing: every check but
+# start-up then skips.
+#
+# SPDX-License-Identifier: LGPL-2.1-or-later
+
+set -u
+
+tool=${ACCEL_BIN:?}/afalgtool
+cli=$ACCEL_BIN/gnutls-cli
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/policy.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+failed=0
+skipped=0
+
+pass() { echo "PASS $check: $*"; }
+fail() { echo "FAIL $check: $*"; failed=$((failed + 1)); }
+skip() { echo "SKIP $check: $*"; skipped=$((skipped + 1)); }
+
+# afalgtool's description of one algorithm (two lines), with a clean
+# environment but for what the check sets.
+info() {
+	env -u GNUTLS_AFALG XDG_CACHE_HOME="$tmp/cache" \
+		GNUTLS_AFALG_SYSTEM_CACHE="$tmp/system" \
+		GNUTLS_SYSTEM_PRIORITY_FILE="$tmp/config" GNUTLS_DEBUG_LEVEL=2 \
+		"$@" "$tool" >"$tmp/out" 2>"$tmp/log"
+}
+about() { grep -A1 "^$1:" "$tmp/out" | tr '\n' ' '; }
+logged() { grep -c -- "$1" "$tmp/log"; }
+
+have_afalg() {
+	info env
+	! grep -q "no algorithm registered" "$tmp/out"
+}
+
+check_startup() {
+	local sockets
+	command -v strace >/dev/null || { skip "strace not installed"; return; }
+	env -u GNUTLS_DEBUG_LEVEL strace -f -o "$tmp/trace" -e trace=socket \
+		"$cli" --version >/dev/null 2>"$tmp/err"
+	sockets=$(grep -c 'socket(AF_ALG' "$tmp/trace")
+	if [ "$sockets" -gt 1 ]; then
+		fail "gnutls-cli --version made $sockets AF_ALG socket calls"
+	elif [ -s "$tmp/err" ]; then
+		fail "gnutls-cli --version printed to stderr: $(head -c 200 "$tmp/err")"
+	else
+		pass "gnutls-cli --version: $sockets AF_ALG socket call, nothing printed"
+	fi
+}
+
+check_off() {
+	info env GNUTLS_AFALG=off
+	if grep -q "no algorithm registered" "$tmp/out" &&
+		[ "$(logged 'afalg: registered')" = 0 ]; then
+		pass "GNUTLS_AFALG=off registers nothing"
+	else
+		fail "GNUTLS_AFALG=off: $(head -n 2 "$tmp/out")"
+	fi
+}
+
+check_default() {
+	info env
+	case $(about AES-128-GCM) in
+	*"mode auto; thresholds encrypt never, decrypt never (from default)"*)
+		pass "auto by default, software until measured" ;;
+	*) fail "default: $(about AES-128-GCM)" ;;
+	esac
+}
+
+check_overrides() {
+	info env GNUTLS_AFALG=auto,AES-128-CBC=kernel,HMAC-SHA256=off,SHA256=4096
+	if about AES-128-CBC | grep -q "mode kernel; thresholds encrypt 0, decrypt 0 (from override)" &&
+		about HMAC-SHA256 | grep -q "mode off; off: set by the operator" &&
+		about SHA256 | grep -q "message 4096, one-shot 4096 (from override)" &&
+		about AES-128-GCM | grep -q "mode auto"; then
+		pass "per-algorithm modes and sizes"
+	else
+		fail "overrides: $(about AES-128-CBC) / $(about SHA256)"
+	fi
+}
+
+check_invalid() {
+	info env GNUTLS_AFALG=bogus,AES-128-GCM=fast,NOSUCH=kernel
+	if [ "$(logged "ignoring 'bogus'")" = 1 ] &&
+		[ "$(logged "ignoring 'AES-128-GCM=fast'")" = 1 ] &&
+		[ "$(logged "ignoring 'NOSUCH=kernel'")" = 1 ] &&
+		about AES-128-GCM | grep -q "mode auto"; then
+		pass "invalid entries: one log line each, the default kept"
+	else
+		fail "invalid entries: $(grep ignoring "$tmp/log" | head -n 3)"
+	fi
+}
+
+check_config() {
+	printf '[afalg]\nmode = kernel\nAES-128-GCM = 8192\nCHACHA20-POLY1305 = off\n' >"$tmp/config"
+	info env
+	if about AES-128-CBC | grep -q "mode kernel" &&
+		about AES-128-GCM | grep -q "encrypt 8192, decrypt 8192 (from override)" &&
+		about CHACHA20-POLY1305 | grep -q "mode off"; then
+		info env GNUTLS_AFALG=auto,AES-128-GCM=kernel
+		if about AES-128-CBC | grep -q "mode auto" &&
+			about AES-128-GCM | grep -q "mode kernel"; then
+			pass "[afalg] in the system configuration; GNUTLS_AFALG wins"
+		else
+			fail "GNUTLS_AFALG over [afalg]: $(about AES-128-GCM)"
+		fi
+	else
+		fail "[afalg]: $(about AES-128-GCM)"
+	fi
+	rm -f "$tmp/config"
+}
+
+# Calibration of two algorithms; the thresholds land in the user's cache
+# and a second process takes them from there.
+check_cache() {
+	local only=off,AES-128-GCM=auto,SHA256=auto
+	env XDG_CACHE_HOME="$tmp/cache" GNUTLS_AFALG_SYSTEM_CACHE="$tmp/system" \
+		GNUTLS_AFALG=$only "$tool" --calibrate >"$tmp/out" 2>&1
+	if [ ! -s "$tmp/cache/gnutls/afalg" ]; then
+		fail "no cache written: $(head -n 3 "$tmp/out")"
+		return
+	fi
+	if [ "$(stat -c %a "$tmp/cache/gnutls/afalg")" != 600 ]; then
+		fail "the cache is not private: $(stat -c %a "$tmp/cache/gnutls/afalg")"
+		return
+	fi
+	info env GNUTLS_AFALG=$only
+	if about AES-128-GCM | grep -q "(from cache)" &&
+		about SHA256 | grep -q "(from cache)" &&
+		[ "$(logged 'thresholds from the user cache')" = 2 ]; then
+		pass "a second process takes the thresholds from the cache: $(about AES-128-GCM | sed 's/.*thresholds/thresholds/')"
+	else
+		fail "second process: $(about AES-128-GCM)"
+	fi
+}
+
+# A cache that is corrupt, foreign, or writable by others is not read.
+check_bad_cache() {
+	local only=off,AES-128-GCM=auto f=$tmp/cache/gnutls/afalg
+	mkdir -p "$tmp/cache/gnutls"
+	env XDG_CACHE_HOME="$tmp/cache" GNUTLS_AFALG=$only "$tool" --calibrate >/dev/null 2>&1
+	cp "$f" "$tmp/good"
+	printf 'garbage\n' >"$f"
+	info env GNUTLS_AFALG=$only
+	about AES-128-GCM | grep -q "(from default)" || fail "a corrupt cache was read"
+	sed '2s/kernel [^|]*/kernel 0.0.0-other/' "$tmp/good" >"$f"
+	info env GNUTLS_AFALG=$only
+	about AES-128-GCM | grep -q "(from default)" || fail "a foreign cache was read"
+	sed 's/^\(AES-128-GCM [^ ]*\) .*/\1 12x never/' "$tmp/good" >"$f"
+	info env GNUTLS_AFALG=$only
+	about AES-128-GCM | grep -q "(from default)" || fail "a malformed line was read"
+	cp "$tmp/good" "$f"
+	chmod 666 "$f"
+	info env GNUTLS_AFALG=$only
+	about AES-128-GCM | grep -q "(from default)" || fail "a world-writable cache was read"
+	chmod 600 "$f"
+	info env GNUTLS_AFALG=$only
+	about AES-128-GCM | grep -q "(from cache)" || fail "the good cache was not read"
+	[ "$failed" = 0 ] && pass "corrupt, foreign, malformed and world-writable caches are ignored"
+}
+
+check_system_cache() {
+	local only=off,SHA256=auto
+	env XDG_CACHE_HOME="$tmp/none" GNUTLS_AFALG_SYSTEM_CACHE="$tmp/system" \
+		GNUTLS_AFALG=$only "$tool" --calibrate --system >/dev/null 2>&1
+	rm -rf "$tmp/cache"
+	info env GNUTLS_AFALG=$only
+	if [ "$(stat -c %a "$tmp/system" 2>/dev/null)" = 644 ] &&
+		about SHA256 | grep -q "(from cache)"; then
+		pass "afalgtool --calibrate --system precomputes the system-wide cache"
+	else
+		fail "system cache: $(about SHA256)"
+	fi
+}
+
+# auto: an algorithm calibrates once it has done 16 MiB of work.
+check_calibrate_on_use() {
+	env XDG_CACHE_HOME="$tmp/cache2" GNUTLS_AFALG_SYSTEM_CACHE="$tmp/none" \
+		LD_LIBRARY_PATH="$ACCEL_BIN/../lib" \
+		GNUTLS_AFALG=off,AES-128-GCM=auto GNUTLS_DEBUG_LEVEL=2 \
+		"${CONTRACT:?}" --case "auto calibrates after 16 MiB" \
+		"${CASES:?}" >"$tmp/out" 2>"$tmp/log"
+	if grep -q "^PASS" "$tmp/out" &&
+		[ "$(logged 'AES-128-GCM calibrated in')" = 1 ] &&
+		[ -s "$tmp/cache2/gnutls/afalg" ]; then
+		pass "calibrated after 16 MiB: $(grep 'calibrated in' "$tmp/log" | sed 's/.*afalg: //')"
+	else
+		fail "calibration on use: $(grep -v '^gnutls' "$tmp/out" | tail -n 3)"
+	fi
+}
+
+checks=(startup off default overrides invalid config cache bad_cache
+	system_cache calibrate_on_use)
+[ "${1:-all}" = all ] || checks=("$@")
+for check in "${checks[@]}"; do
+	if [ "$check" != startup ] && ! have_afalg; then
+		skip "no AF_ALG here: the module registers nothing"
+		continue
+	fi
+	"check_$check"
+done
+echo "policy: $failed failed, $skipped skipped"
+# The library under test reports itself (run-test checks that its log
+# has the module's lines).
+"$tool" >/dev/null
+[ "$failed" = 0 ] || exit 1
+exit 0
