@@ -145,8 +145,9 @@ int fail(struct run *r, const struct step *s, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("FAIL %s%s [%s] line %u, %s: ", r->who, r->name,
-	       r->alg ? r->alg->name : "-", s ? s->line : 0, s ? s->verb : "-");
+	printf("%s %s%s [%s] line %u, %s: ", r->known ? "KNOWN" : "FAIL",
+	       r->who, r->name, r->alg ? r->alg->name : "-", s ? s->line : 0,
+	       s ? s->verb : "-");
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -798,6 +799,7 @@ static void run_init(struct run *r, const struct kase *k, const char *alg)
 	r->alg = ref_find(alg);
 	r->who = "";
 	r->kernel = module_active;
+	r->known = k->known[0] != 0 && !module_active;
 	rng_seed(&r->rng, seed ? strtoull(seed, NULL, 0) : 1, k->name);
 	rng_seed(&r->rng, rng_next(&r->rng), alg);
 }

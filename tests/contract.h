@@ -44,6 +44,7 @@ struct run {
 	bool lost_ok; /* a hash output may be lost (library error state) */
 	bool lost; /* it was */
 	const char *who; /* "", or "child: " after fork */
+	bool known; /* a failure is stock GnuTLS's known fault (a skip) */
 	void *fam;
 };
 

@@ -1,0 +1,70 @@
+"""The plan of one benchmark run (DIR/plan.tsv), read by devel/bench-env,
+which carries it out, and devel/bench-report, which reports on it.
+devel/benchmark writes it: one tab-separated line per item,
+
+    rounds      N
+    algorithms  LIST            afalg-bench's --algorithms (empty: all)
+    bench       PROGRAM         afalg-bench
+    tls         LIST            gnutls-cli runs: RUN or ENV:RUN items, or none
+    env         NAME  TITLE  KIND  BUDGET  SETTINGS
+    column      LABEL  BUILD  PREFIX  SETTINGS
+
+KIND is host or vm, BUDGET afalg-bench's seconds per cell there, PREFIX a
+GnuTLS build's install directory, SETTINGS VAR=VALUE words added to the
+environment (an environment's to every column run in it)."""
+
+import os
+
+# gnutls-cli's benchmarks: name (the option without --benchmark-), tests of
+# 5 s each
+TLS_RUNS = {"tls-kx": 9, "tls-ciphers": 18, "ciphers": 20}
+
+
+def read_plan(top):
+    plan = {"rounds": 1, "algorithms": "", "bench": "", "tls": "",
+            "envs": [], "columns": []}
+    with open(os.path.join(top, "plan.tsv")) as f:
+        for line in f:
+            kind, *rest = line.rstrip("\n").split("\t")
+            if kind == "env":
+                name, title, where, budget, settings = rest
+                plan["envs"].append({"name": name, "title": title, "kind": where,
+                                     "budget": float(budget),
+                                     "settings": settings.split()})
+            elif kind == "column":
+                label, build, prefix, settings = rest
+                plan["columns"].append({"name": label, "build": build,
+                                        "prefix": prefix,
+                                        "settings": settings.split()})
+            elif kind == "rounds":
+                plan["rounds"] = int(rest[0])
+            else:
+                plan[kind] = rest[0]
+    return plan
+
+
+def tls_runs(plan, env):
+    """The gnutls-cli runs of an environment, in TLS_RUNS's order."""
+    chosen = set()
+    for item in plan["tls"].split(","):
+        where, _, run = item.rpartition(":")
+        if item in ("", "none"):
+            continue
+        if run not in TLS_RUNS:
+            raise ValueError(f"unknown gnutls-cli run '{run}' (not one of "
+                             f"{', '.join(TLS_RUNS)})")
+        if where in ("", env["name"]):
+            chosen.add(run)
+    return [r for r in TLS_RUNS if r in chosen]
+
+
+def mode(column):
+    """The module's mode in a column of the accel build: auto, kernel or
+    off; None for other builds."""
+    if column["build"] != "accel":
+        return None
+    value = "auto"
+    for s in column["settings"]:
+        if s.startswith("GNUTLS_AFALG="):
+            value = s.split("=", 1)[1]
+    return value
