@@ -118,6 +118,7 @@ struct afalg_alg {
 	size_t threshold[2];
 	enum afalg_source source;
 	bool settled; /* thresholds known: no more accounting */
+	bool soft_only; /* settled, and no operation goes to the kernel */
 
 	/* a cached measurement, applied if its driver is still the one */
 	struct {
@@ -147,12 +148,12 @@ struct afalg_driver {
 extern struct afalg_alg _afalg_algs[];
 extern const unsigned _afalg_algs_size;
 
+void _afalg_index(void);
 struct afalg_alg *_afalg_find(enum afalg_family family, int id);
 const char *_afalg_name(const struct afalg_alg *alg);
 const char *_afalg_label(const struct afalg_alg *alg);
 bool _afalg_nonce_ok(const struct afalg_alg *alg, size_t nonce_size);
 void _afalg_count(struct afalg_alg *alg, bool kernel);
-bool _afalg_use_kernel(struct afalg_alg *alg, unsigned dir, size_t size);
 size_t _afalg_kernel_iv(const struct afalg_alg *alg, const void *nonce,
 			size_t nonce_size, uint8_t iv[AFALG_MAX_IV_SIZE]);
 
@@ -171,6 +172,21 @@ void _afalg_describe(const struct afalg_alg *alg, gnutls_buffer_st *out);
 /* calibrate.c */
 void _afalg_calibrate(struct afalg_alg *alg);
 
+bool _afalg_kernel_usable(const struct afalg_alg *alg);
+
+/* Does an operation of this size go to the kernel?  dir: 0 encrypts, or
+ * a hash message; 1 decrypts, or a one-shot hash.  An algorithm in auto
+ * mode accounts its work until its thresholds are known. */
+inline static bool _afalg_use_kernel(struct afalg_alg *alg, unsigned dir,
+				     size_t size)
+{
+	if (unlikely(!__atomic_load_n(&alg->settled, __ATOMIC_RELAXED)))
+		_afalg_account(alg, size);
+	return size >= __atomic_load_n(&alg->threshold[dir],
+				       __ATOMIC_RELAXED) &&
+	       _afalg_kernel_usable(alg);
+}
+
 /* kernel.c: the only file that calls the kernel.  Every descriptor is
  * opened close-on-exec and counted against a process-wide cap; every
  * failure is counted, and AFALG_MAX_FAILURES in a row switch the kernel
@@ -178,7 +194,6 @@ void _afalg_calibrate(struct afalg_alg *alg);
 bool _afalg_kernel_present(void);
 void _afalg_kernel_init(void);
 void _afalg_kernel_deinit(void);
-bool _afalg_kernel_usable(const struct afalg_alg *alg);
 
 int _afalg_kernel_open(struct afalg_alg *alg, const void *key, size_t key_size,
 		       int *op);

@@ -88,6 +88,7 @@ int _gnutls_afalg_init(void)
 	unsigned i, registered = 0;
 	int ret;
 
+	_afalg_index();
 	_afalg_read_settings();
 	for (i = 0; i < _afalg_algs_size; i++)
 		if (_afalg_algs[i].mode != AFALG_MODE_OFF)

@@ -90,19 +90,35 @@ struct afalg_alg _afalg_algs[] = {
 
 const unsigned _afalg_algs_size = sizeof(_afalg_algs) / sizeof(_afalg_algs[0]);
 
-struct afalg_alg *_afalg_find(enum afalg_family family, int id)
+/* The rows by GnuTLS id, per kind of id (cipher and AEAD share one), so
+ * that the one-shot calls find theirs at once. */
+#define MAX_ID 256
+static struct afalg_alg *by_id[3][MAX_ID];
+
+static unsigned id_kind(enum afalg_family family)
+{
+	return family == AFALG_CIPHER || family == AFALG_AEAD ? 0 :
+	       family == AFALG_MAC			      ? 1 :
+								2;
+}
+
+void _afalg_index(void)
 {
 	unsigned i;
 
 	for (i = 0; i < _afalg_algs_size; i++) {
 		struct afalg_alg *alg = &_afalg_algs[i];
 
-		if (alg->id == id &&
-		    (alg->family == family ||
-		     (family == AFALG_CIPHER && alg->family == AFALG_AEAD)))
-			return alg;
+		if (alg->id >= 0 && alg->id < MAX_ID)
+			by_id[id_kind(alg->family)][alg->id] = alg;
 	}
-	return NULL;
+}
+
+struct afalg_alg *_afalg_find(enum afalg_family family, int id)
+{
+	if (id < 0 || id >= MAX_ID)
+		return NULL;
+	return by_id[id_kind(family)][id];
 }
 
 const char *_afalg_name(const struct afalg_alg *alg)
@@ -134,22 +150,13 @@ const char *_afalg_label(const struct afalg_alg *alg)
 	return alg->label != NULL ? alg->label : _afalg_name(alg);
 }
 
+/* The statistics are logged at level 2 only, and only counted then: a
+ * shared counter costs every operation of every thread otherwise. */
 void _afalg_count(struct afalg_alg *alg, bool kernel)
 {
-	__atomic_fetch_add(kernel ? &alg->kernel_ops : &alg->soft_ops, 1,
-			   __ATOMIC_RELAXED);
-}
-
-/* Does an operation of this size go to the kernel?  dir: 0 encrypts, or
- * a hash message; 1 decrypts, or a one-shot hash.  An algorithm in auto
- * mode accounts its work until its thresholds are known. */
-bool _afalg_use_kernel(struct afalg_alg *alg, unsigned dir, size_t size)
-{
-	if (unlikely(!__atomic_load_n(&alg->settled, __ATOMIC_RELAXED)))
-		_afalg_account(alg, size);
-	return size >= __atomic_load_n(&alg->threshold[dir],
-				       __ATOMIC_RELAXED) &&
-	       _afalg_kernel_usable(alg);
+	if (unlikely(_gnutls_log_level >= 2))
+		__atomic_fetch_add(kernel ? &alg->kernel_ops : &alg->soft_ops,
+				   1, __ATOMIC_RELAXED);
 }
 
 /* The IV the kernel takes: the nonce, but for CCM the first counter

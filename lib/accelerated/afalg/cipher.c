@@ -38,11 +38,15 @@
 #include <errno.h>
 #include <string.h>
 
+/* Every CBC row is AES: its chaining value is one 16-byte block. */
+#define CBC_BLOCK 16
+
 struct afalg_cipher_ctx {
 	struct afalg_alg *alg;
 	const gnutls_crypto_cipher_st *soft_ops;
 	void *soft;
 	int enc;
+	bool chain; /* CBC */
 	bool keyed;
 	bool kernel_key; /* the kernel takes this key */
 	bool soft_iv_stale; /* the kernel moved iv on: tell software */
@@ -69,6 +73,7 @@ static int afalg_cipher_init(gnutls_cipher_algorithm_t algo, void **_ctx,
 	ctx->alg = alg;
 	ctx->soft_ops = alg->soft.cipher;
 	ctx->enc = enc;
+	ctx->chain = alg->flags & AFALG_CHAIN_IV;
 	ctx->op = -1;
 	ret = ctx->soft_ops->init(algo, &ctx->soft, enc);
 	if (ret < 0) {
@@ -219,44 +224,61 @@ static size_t kernel_crypt(struct afalg_cipher_ctx *ctx, int enc,
 	return done;
 }
 
+/* Software, keeping the CBC chaining value for a kernel call to come. */
 static int soft_crypt(struct afalg_cipher_ctx *ctx, int enc, const uint8_t *in,
 		      size_t size, uint8_t *out, size_t out_size)
 {
-	bool chain = (ctx->alg->flags & AFALG_CHAIN_IV) &&
-		     ctx->iv_size == ctx->alg->iv_size && size >= ctx->iv_size;
-	size_t n = ctx->iv_size;
-	uint8_t next_iv[AFALG_MAX_IV_SIZE];
+	bool chain = ctx->chain && size >= CBC_BLOCK;
+	uint8_t next_iv[CBC_BLOCK];
 	int ret;
 
-	ret = sync_soft(ctx);
-	if (ret < 0)
+	if (unlikely(ctx->soft_iv_stale) && (ret = sync_soft(ctx)) < 0)
 		return ret;
-	if (chain && !enc)
-		memcpy(next_iv, in + size - n, n);
-	if (enc)
+	_afalg_count(ctx->alg, false);
+	if (enc) {
 		ret = ctx->soft_ops->encrypt(ctx->soft, in, size, out,
 					     out_size);
-	else
-		ret = ctx->soft_ops->decrypt(ctx->soft, in, size, out,
-					     out_size);
+		if (ret == 0 && chain)
+			memcpy(ctx->iv, out + size - CBC_BLOCK, CBC_BLOCK);
+		return ret;
+	}
+	/* decrypting in place overwrites the next chaining value */
+	if (chain)
+		memcpy(next_iv, in + size - CBC_BLOCK, CBC_BLOCK);
+	ret = ctx->soft_ops->decrypt(ctx->soft, in, size, out, out_size);
 	if (ret == 0 && chain)
-		memcpy(ctx->iv, enc ? out + size - n : next_iv, n);
+		memcpy(ctx->iv, next_iv, CBC_BLOCK);
 	return ret;
 }
 
 static int cipher_crypt(struct afalg_cipher_ctx *ctx, int enc, const void *in,
 			size_t in_size, void *out, size_t out_size)
 {
+	struct afalg_alg *alg = ctx->alg;
 	size_t done = 0;
+
+	/* an algorithm that never goes to the kernel needs no chaining
+	 * value kept: straight to software */
+	if (likely(__atomic_load_n(&alg->soft_only, __ATOMIC_RELAXED))) {
+		_afalg_count(alg, false);
+		if (enc)
+			return ctx->soft_ops->encrypt(ctx->soft, in, in_size,
+						      out, out_size);
+		return ctx->soft_ops->decrypt(ctx->soft, in, in_size, out,
+					      out_size);
+	}
+	/* below the threshold, software */
+	if (__atomic_load_n(&alg->settled, __ATOMIC_RELAXED) &&
+	    in_size < __atomic_load_n(&alg->threshold[!enc], __ATOMIC_RELAXED))
+		return soft_crypt(ctx, enc, in, in_size, out, out_size);
 
 	if (out_size >= in_size && cipher_in_kernel(ctx, enc, in_size)) {
 		done = kernel_crypt(ctx, enc, in, out, in_size);
 		if (done == in_size) {
-			_afalg_count(ctx->alg, true);
+			_afalg_count(alg, true);
 			return 0;
 		}
 	}
-	_afalg_count(ctx->alg, false);
 	return soft_crypt(ctx, enc, (const uint8_t *)in + done, in_size - done,
 			  (uint8_t *)out + done, out_size - done);
 }
@@ -369,7 +391,8 @@ static int afalg_aead_encrypt(void *_ctx, const void *nonce, size_t nonce_size,
 {
 	struct afalg_cipher_ctx *ctx = _ctx;
 
-	if (encr_size >= plain_size + tag_size &&
+	if (!__atomic_load_n(&ctx->alg->soft_only, __ATOMIC_RELAXED) &&
+	    encr_size >= plain_size + tag_size &&
 	    aead_in_kernel(ctx, 1, nonce_size, auth_size, plain_size,
 			   tag_size) &&
 	    aead_kernel(ctx, 1, nonce, nonce_size, auth, auth_size, plain,
@@ -399,7 +422,8 @@ static int afalg_aead_decrypt(void *_ctx, const void *nonce, size_t nonce_size,
 	bool kernel_rejected = false;
 	int ret;
 
-	if (encr_size >= tag_size && plain_size >= text_size &&
+	if (!__atomic_load_n(&ctx->alg->soft_only, __ATOMIC_RELAXED) &&
+	    encr_size >= tag_size && plain_size >= text_size &&
 	    aead_in_kernel(ctx, 0, nonce_size, auth_size, text_size,
 			   tag_size)) {
 		ret = aead_kernel(ctx, 0, nonce, nonce_size, auth, auth_size,

@@ -57,6 +57,8 @@ struct afalg_hash_ctx {
 	enum msg_state state;
 	void *soft; /* software context, once needed */
 	bool soft_used; /* it holds part of the current message */
+	gnutls_mac_hash_func soft_update;
+	gnutls_mac_output_func soft_finish;
 	uint8_t *buf; /* held bytes, or sent since the checkpoint */
 	size_t len, cap;
 	size_t msg_len; /* the message so far */
@@ -95,25 +97,30 @@ static void soft_free(struct afalg_hash_ctx *ctx, void **soft)
 	*soft = NULL;
 }
 
+/* The software calls a message takes, whichever interface. */
+static void soft_calls(struct afalg_hash_ctx *ctx)
+{
+	const struct afalg_alg *alg = ctx->alg;
+
+	ctx->soft_update = alg->family == AFALG_MAC ? alg->soft.mac->hash :
+						      alg->soft.digest->hash;
+	ctx->soft_finish = alg->family == AFALG_MAC ? alg->soft.mac->output :
+						      alg->soft.digest->output;
+}
+
 static int soft_hash(struct afalg_hash_ctx *ctx, const void *data, size_t size)
 {
 	if (size == 0)
 		return 0;
 	ctx->soft_used = true;
-	if (ctx->alg->family == AFALG_MAC)
-		return ctx->alg->soft.mac->hash(ctx->soft, data, size);
-	return ctx->alg->soft.digest->hash(ctx->soft, data, size);
+	return ctx->soft_update(ctx->soft, data, size);
 }
 
 /* Outputs and resets the software message. */
 static int soft_output(struct afalg_hash_ctx *ctx, void *out)
 {
-	size_t size = ctx->alg->tag_size;
-
 	ctx->soft_used = false;
-	if (ctx->alg->family == AFALG_MAC)
-		return ctx->alg->soft.mac->output(ctx->soft, out, size);
-	return ctx->alg->soft.digest->output(ctx->soft, out, size);
+	return ctx->soft_finish(ctx->soft, out, ctx->alg->tag_size);
 }
 
 static void *soft_copy(const struct afalg_hash_ctx *ctx)
@@ -189,8 +196,10 @@ static void buf_clear(struct afalg_hash_ctx *ctx)
 /* A new message: held for the kernel unless it could never go there. */
 static void msg_start(struct afalg_hash_ctx *ctx)
 {
-	_afalg_kernel_close(&ctx->ckpt);
-	buf_clear(ctx);
+	if (ctx->ckpt >= 0)
+		_afalg_kernel_close(&ctx->ckpt);
+	if (ctx->len > 0)
+		buf_clear(ctx);
 	ctx->msg_len = 0;
 	if (ctx->alg->threshold[0] <= AFALG_HASH_REPLAY &&
 	    _afalg_kernel_usable(ctx->alg))
@@ -319,6 +328,14 @@ static int kernel_update(struct afalg_hash_ctx *ctx, const uint8_t *data,
 /* How often one call may replace a failed kernel socket. */
 #define RECOVERIES 2
 
+/* An algorithm that never goes to the kernel, with its software
+ * context made: straight to software. */
+static bool soft_only(const struct afalg_hash_ctx *ctx)
+{
+	return ctx->state == MSG_SOFT && ctx->soft != NULL &&
+	       __atomic_load_n(&ctx->alg->soft_only, __ATOMIC_RELAXED);
+}
+
 static int afalg_hash_update(void *_ctx, const void *_data, size_t size)
 {
 	struct afalg_hash_ctx *ctx = _ctx;
@@ -327,6 +344,10 @@ static int afalg_hash_update(void *_ctx, const void *_data, size_t size)
 	size_t done;
 	int ret;
 
+	if (likely(soft_only(ctx))) {
+		ctx->soft_used = true;
+		return ctx->soft_update(ctx->soft, data, size);
+	}
 	ret = check_fork(ctx);
 	if (ret < 0)
 		return gnutls_assert_val(ret);
@@ -412,26 +433,35 @@ static int output(struct afalg_hash_ctx *ctx, uint8_t *out)
 }
 
 /* GnuTLS ignores errors here: a message that cannot be finished must not
- * yield anything that verifies, and stops the library. */
+ * yield anything that verifies, and stops the library.  A NULL digest
+ * discards the message (gnutls_hash_output(h, NULL) resets, in 3.8). */
 static int afalg_hash_output(void *_ctx, void *digest, size_t size)
 {
 	struct afalg_hash_ctx *ctx = _ctx;
-	uint8_t out[AFALG_MAX_OUTPUT_SIZE];
+	size_t tag_size = ctx->alg->tag_size;
+	uint8_t tmp[AFALG_MAX_OUTPUT_SIZE];
+	uint8_t *out = digest != NULL && size >= tag_size ? digest : tmp;
 	int ret;
 
+	if (likely(soft_only(ctx) && out == digest)) {
+		_afalg_count(ctx->alg, false);
+		ctx->soft_used = false;
+		return ctx->soft_finish(ctx->soft, digest, tag_size);
+	}
 	ret = output(ctx, out);
 	msg_start(ctx);
 	if (ret < 0) {
-		gnutls_rnd(GNUTLS_RND_NONCE, out, sizeof(out));
+		gnutls_rnd(GNUTLS_RND_NONCE, out, tag_size);
 		_gnutls_switch_lib_state(LIB_STATE_ERROR);
 		_gnutls_debug_log(
 			"afalg: %s: no output: library in error state\n",
 			_afalg_label(ctx->alg));
 	}
-	/* NULL: the message is discarded (gnutls_hash_output(h, NULL)) */
-	if (digest != NULL)
-		memcpy(digest, out, MIN(size, ctx->alg->tag_size));
-	gnutls_memset(out, 0, sizeof(out));
+	if (out == tmp) {
+		if (digest != NULL)
+			memcpy(digest, tmp, MIN(size, tag_size));
+		gnutls_memset(tmp, 0, sizeof(tmp));
+	}
 	return ret < 0 ? gnutls_assert_val(ret) : 0;
 }
 
@@ -448,6 +478,7 @@ static int hash_init(enum afalg_family family, int algo, void **_ctx)
 	ctx->alg = alg;
 	ctx->op = -1;
 	ctx->ckpt = -1;
+	soft_calls(ctx);
 	msg_start(ctx);
 	*_ctx = ctx;
 	return 0;
@@ -585,6 +616,7 @@ static void *afalg_hash_copy(const void *_src)
 	if (dst == NULL)
 		return NULL;
 	dst->alg = src->alg;
+	soft_calls(dst);
 	dst->op = -1;
 	dst->ckpt = -1;
 	if (src->key != NULL) {

@@ -217,6 +217,7 @@ void _afalg_read_settings(void)
 		alg->calibrating = false;
 		alg->cached.present = false;
 		alg->settled = alg->mode != AFALG_MODE_AUTO || alg->fixed;
+		alg->soft_only = false;
 		if (alg->fixed)
 			set_thresholds(alg, alg->fixed_size, alg->fixed_size,
 				       AFALG_FROM_OVERRIDE);
@@ -238,12 +239,29 @@ const char *_afalg_mode_name(const struct afalg_alg *alg)
 
 /* ---- what the kernel has: /proc/crypto --------------------------------- */
 
+/* The value of a "field : value" line of /proc/crypto, or NULL. */
+static const char *field(const char *line, const char *name)
+{
+	size_t len = strlen(name);
+
+	if (strncmp(line, name, len) != 0 ||
+	    (line[len] != ' ' && line[len] != '\t'))
+		return NULL;
+	line = strchr(line + len, ':');
+	return line != NULL ? line + 1 + strspn(line + 1, " \t") : NULL;
+}
+
+static void copy_word(char *dst, size_t size, const char *src)
+{
+	snprintf(dst, size, "%.*s", (int)strcspn(src, " \t\n"), src);
+}
+
 /* The highest priority implementation of a kernel algorithm name. */
 void _afalg_kernel_driver(const char *kname, struct afalg_driver *d)
 {
-	char line[256], name[64] = "", drv[128] = "";
-	char module[64] = "", async[8] = "";
-	int prio = -1;
+	char line[256], name[64] = "", drv[128] = "", module[64] = "";
+	bool async = false;
+	const char *v;
 	FILE *fp;
 
 	memset(d, 0, sizeof(*d));
@@ -252,17 +270,20 @@ void _afalg_kernel_driver(const char *kname, struct afalg_driver *d)
 	if (fp == NULL)
 		return;
 	while (fgets(line, sizeof(line), fp) != NULL) {
-		if (sscanf(line, "name : %63s", name) == 1 ||
-		    sscanf(line, "driver : %127s", drv) == 1 ||
-		    sscanf(line, "module : %63s", module) == 1 ||
-		    sscanf(line, "async : %7s", async) == 1)
-			continue;
-		if (sscanf(line, "priority : %d", &prio) == 1 &&
-		    strcmp(name, kname) == 0 && prio > d->priority) {
-			d->priority = prio;
+		if ((v = field(line, "name")) != NULL)
+			copy_word(name, sizeof(name), v);
+		else if ((v = field(line, "driver")) != NULL)
+			copy_word(drv, sizeof(drv), v);
+		else if ((v = field(line, "module")) != NULL)
+			copy_word(module, sizeof(module), v);
+		else if ((v = field(line, "async")) != NULL)
+			async = strncmp(v, "yes", 3) == 0;
+		else if ((v = field(line, "priority")) != NULL &&
+			 strcmp(name, kname) == 0 && atoi(v) > d->priority) {
+			d->priority = atoi(v);
 			snprintf(d->name, sizeof(d->name), "%s", drv);
 			snprintf(d->module, sizeof(d->module), "%s", module);
-			d->async = strcmp(async, "yes") == 0;
+			d->async = async;
 		}
 	}
 	fclose(fp);
@@ -286,6 +307,13 @@ bool _afalg_driver_is_device(const struct afalg_driver *d)
 
 /* ---- the cache --------------------------------------------------------- */
 
+static const char * override(const char *name)
+{
+	const char *v = secure_getenv(name);
+
+	return v != NULL && v[0] != 0 ? v : "-";
+}
+
 /* What decides a measurement: a cache made under another of these is
  * foreign. */
 static void cache_key(char *buf, size_t size)
@@ -301,8 +329,12 @@ static void cache_key(char *buf, size_t size)
 		fclose(fp);
 	if (uname(&u) < 0)
 		snprintf(u.release, sizeof(u.release), "unknown");
-	snprintf(buf, size, "kernel %s|cpu %s|gnutls %s", u.release, cpu,
-		 gnutls_check_version(NULL));
+	/* the software path also depends on which CPU features GnuTLS and
+	 * Nettle were told to use */
+	snprintf(buf, size, "kernel %s|cpu %s|gnutls %s|cpuid %s|nettle %s",
+		 u.release, cpu, gnutls_check_version(NULL),
+		 override("GNUTLS_CPUID_OVERRIDE"),
+		 override("NETTLE_FAT_OVERRIDE"));
 }
 
 static int user_cache_path(char *buf, size_t size, bool dir)
@@ -423,9 +455,11 @@ out:
 	fclose(fp);
 }
 
-/* A cached measurement counts if the kernel still has the driver it was
- * made with (the algorithm is bound once if the kernel has not yet
- * instantiated it). */
+/* A cached measurement that sends some operations to the kernel counts
+ * if the kernel still has the driver it was made with (the algorithm is
+ * bound once if the kernel has not yet instantiated it).  One that keeps
+ * every operation in software needs no check: it is the default path,
+ * and the check (reading /proc/crypto) would cost more than it saves. */
 void _afalg_apply_cache(struct afalg_alg *alg)
 {
 	struct afalg_driver d;
@@ -434,9 +468,14 @@ void _afalg_apply_cache(struct afalg_alg *alg)
 	if (!alg->cached.present || alg->source != AFALG_FROM_DEFAULT)
 		return;
 	alg->cached.present = false;
-	_afalg_kernel_driver(alg->kname, &d);
-	if (d.name[0] == 0 && _afalg_kernel_probe(alg) == 0)
+	if (alg->cached.threshold[0] != AFALG_NEVER ||
+	    alg->cached.threshold[1] != AFALG_NEVER) {
 		_afalg_kernel_driver(alg->kname, &d);
+		if (d.name[0] == 0 && _afalg_kernel_probe(alg) == 0)
+			_afalg_kernel_driver(alg->kname, &d);
+	} else {
+		snprintf(d.name, sizeof(d.name), "%s", alg->cached.driver);
+	}
 	if (strcmp(d.name, alg->cached.driver) != 0) {
 		_gnutls_debug_log(
 			"afalg: %s: the %s cache measured %s, the kernel has %s\n",
@@ -541,6 +580,12 @@ void _afalg_load_caches(void)
 
 static void settle(struct afalg_alg *alg)
 {
+	/* the thresholds are final for the process: an algorithm that never
+	 * goes to the kernel can skip everything that prepares for it */
+	__atomic_store_n(&alg->soft_only,
+			 alg->threshold[0] == AFALG_NEVER &&
+				 alg->threshold[1] == AFALG_NEVER,
+			 __ATOMIC_RELAXED);
 	__atomic_store_n(&alg->settled, true, __ATOMIC_RELAXED);
 	if (unlikely(_gnutls_log_level >= 2)) {
 		gnutls_buffer_st buf;
@@ -562,8 +607,11 @@ void _afalg_account(struct afalg_alg *alg, size_t size)
 		settle(alg);
 		return;
 	}
-	if (__atomic_add_fetch(&alg->work, size, __ATOMIC_RELAXED) <
-	    AFALG_CALIBRATE_AFTER)
+	/* a load and a store, not a locked add: a count lost to a race
+	 * only delays the calibration */
+	size += __atomic_load_n(&alg->work, __ATOMIC_RELAXED);
+	__atomic_store_n(&alg->work, size, __ATOMIC_RELAXED);
+	if (size < AFALG_CALIBRATE_AFTER)
 		return;
 	/* one thread measures; the others go on in software meanwhile */
 	if (__atomic_exchange_n(&alg->calibrating, true, __ATOMIC_ACQUIRE))
