@@ -307,7 +307,7 @@ bool _afalg_driver_is_device(const struct afalg_driver *d)
 
 /* ---- the cache --------------------------------------------------------- */
 
-static const char * override(const char *name)
+static const char *env_value(const char *name)
 {
 	const char *v = secure_getenv(name);
 
@@ -333,8 +333,8 @@ static void cache_key(char *buf, size_t size)
 	 * Nettle were told to use */
 	snprintf(buf, size, "kernel %s|cpu %s|gnutls %s|cpuid %s|nettle %s",
 		 u.release, cpu, gnutls_check_version(NULL),
-		 override("GNUTLS_CPUID_OVERRIDE"),
-		 override("NETTLE_FAT_OVERRIDE"));
+		 env_value("GNUTLS_CPUID_OVERRIDE"),
+		 env_value("NETTLE_FAT_OVERRIDE"));
 }
 
 static int user_cache_path(char *buf, size_t size, bool dir)
