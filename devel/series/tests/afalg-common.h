@@ -23,6 +23,7 @@
 #define GNUTLS_TESTS_AFALG_COMMON_H
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -189,10 +189,11 @@ static void macs(void)
 				out) >= 0);
 	check("HMAC-SHA256", out, hmac256, hmac256_size);
 
-	/* incremental, copied in the middle, reset with a NULL output */
+	/* incremental, copied in the middle, reset by an output (an output
+	 * into NULL does nothing for a MAC in 3.8) */
 	assert(gnutls_hmac_init(&h, GNUTLS_MAC_SHA1, key, 4) >= 0);
 	assert(gnutls_hmac(h, "something else", 14) >= 0);
-	gnutls_hmac_output(h, NULL);
+	gnutls_hmac_output(h, out);
 	assert(gnutls_hmac(h, msg, 10) >= 0);
 	copy = gnutls_hmac_copy(h);
 	if (copy == NULL)
