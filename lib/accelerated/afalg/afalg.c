@@ -31,11 +31,10 @@
 
 #include "config.h"
 #include "afalg-int.h"
+#include "afalg-compat.h"
 #include "errors.h"
 #include "fips.h"
 #include "crypto.h"
-#include "cipher_int.h"
-#include "hash_int.h"
 #include <accelerated/afalg.h>
 
 #include <string.h>
@@ -65,19 +64,19 @@ static int register_alg(struct afalg_alg *alg)
 	case AFALG_AEAD:
 		alg->soft.cipher = _gnutls_get_crypto_cipher(alg->id);
 		if (alg->soft.cipher == NULL)
-			alg->soft.cipher = &_gnutls_cipher_ops;
+			alg->soft.cipher = _afalg_builtin_cipher();
 		return gnutls_crypto_single_cipher_register(
 			alg->id, AFALG_PRIORITY, cipher_ops(alg), 0);
 	case AFALG_MAC:
 		alg->soft.mac = _gnutls_get_crypto_mac(alg->id);
 		if (alg->soft.mac == NULL)
-			alg->soft.mac = &_gnutls_mac_ops;
+			alg->soft.mac = _afalg_builtin_mac();
 		return gnutls_crypto_single_mac_register(
 			alg->id, AFALG_PRIORITY, &_afalg_mac_ops, 0);
 	case AFALG_DIGEST:
 		alg->soft.digest = _gnutls_get_crypto_digest(alg->id);
 		if (alg->soft.digest == NULL)
-			alg->soft.digest = &_gnutls_digest_ops;
+			alg->soft.digest = _afalg_builtin_digest();
 		return gnutls_crypto_single_digest_register(
 			alg->id, AFALG_PRIORITY, &_afalg_digest_ops, 0);
 	}
