@@ -208,7 +208,7 @@ check_auto_paths() {
 		LD_LIBRARY_PATH="$ACCEL_BIN/../lib")
 	local never finite f failures=
 
-	"${run[@]}" "$tool" --calibrate >"$tmp/cal" 2>&1
+	"${run[@]}" "$tool" --calibrate >"$tmp/cal" 2>"$tmp/cal.log"
 	never=$(grep -c "^  mode.*faster at every size" "$tmp/cal")
 	finite=$(grep -c "^  mode.*from the threshold up" "$tmp/cal")
 	if ! "${run[@]}" GNUTLS_DEBUG_LEVEL=2 "${DIFFERENTIAL:?}" --ops 100 \
