@@ -23,7 +23,15 @@
  *
  * Usage: afalg-bench [--algorithms LIST] [--sizes LIST] [--budget SECONDS]
  *                    [--csv FILE] [--progress] [--quiet]
+ *        afalg-bench --serve [--sizes LIST]
  *        afalg-bench --list
+ *
+ * With --serve it measures one cell per request: it reads lines of
+ * "ALGORITHM OP SIZE SECONDS" on stdin and answers each with the cell's CSV
+ * row on stdout (the header first), or a line "error: ..." (SIZE at most
+ * the largest of --sizes).  devel/bench-env keeps one such process per
+ * column and has them take turns cell by cell, in slices of a cell's
+ * budget, so that a change of the machine's pace hits every column alike.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -348,6 +356,27 @@ static void report(FILE *table, FILE *csv, const struct cell *c,
 	fflush(table);
 }
 
+/* Sets the cell up, times it and reports it; GnuTLS's error code, also
+ * reported on stderr. */
+static int measure(struct cell *c, double budget, FILE *table, FILE *csv)
+{
+	struct result r = { 0 };
+	int ret;
+
+	ret = setup(c);
+	if (ret >= 0) {
+		ret = time_cell(c, budget, &r);
+		teardown(c);
+	}
+	if (ret < 0) {
+		fprintf(stderr, "afalg-bench: %s %s %zu: %s\n", c->alg->name,
+			op_names[c->op], c->size, gnutls_strerror(ret));
+		return ret;
+	}
+	report(table, csv, c, &r);
+	return 0;
+}
+
 static const struct alg *find_alg(const char *name)
 {
 	size_t i;
@@ -391,6 +420,51 @@ static int select_algs(char *list, int *chosen)
 	return 0;
 }
 
+static int find_op(const struct alg *a, const char *name, enum op *op)
+{
+	unsigned k;
+
+	for (k = 0; k < 2; k++) {
+		if (strcmp(op_names[family_ops[a->family][k]], name) == 0) {
+			*op = family_ops[a->family][k];
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* --serve: one cell per line of stdin, its CSV row on stdout. */
+static int serve(struct cell *c, size_t max_size)
+{
+	char line[256], name[64], op[32], *end;
+	double budget;
+	unsigned long size;
+	int n;
+
+	fputs(csv_header, stdout);
+	fflush(stdout);
+	while (fgets(line, sizeof(line), stdin) != NULL) {
+		if (sscanf(line, "%63s %31s %lu %lf%n", name, op, &size,
+			   &budget, &n) != 4 ||
+		    (end = line + n, strspn(end, " \n") != strlen(end))) {
+			printf("error: not ALGORITHM OP SIZE SECONDS\n");
+		} else if ((c->alg = find_alg(name)) == NULL ||
+			   find_op(c->alg, op, &c->op) < 0) {
+			printf("error: unknown algorithm or operation\n");
+		} else if (size == 0 || size > max_size || !(budget > 0)) {
+			printf("error: size not in 1..%zu or budget not > 0\n",
+			       max_size);
+		} else {
+			c->size = size;
+			if (measure(c, budget, NULL, stdout) < 0)
+				printf("error: %s %s %lu failed\n", name, op,
+				       size);
+		}
+		fflush(stdout);
+	}
+	return 0;
+}
+
 static int parse_sizes(char *list, size_t *sizes, size_t *n)
 {
 	char *s, *end, *save = NULL;
@@ -427,6 +501,8 @@ static void usage(FILE *f)
 		"  -p, --progress         report progress and time left on stderr\n"
 		"  -q, --quiet            no table on stdout\n"
 		"  -l, --list             list the (chosen) algorithms and their operations\n"
+		"      --serve            measure the cells named on stdin, one per line:\n"
+		"                         ALGORITHM OP SIZE SECONDS (CSV rows on stdout)\n"
 		"Library: whichever libgnutls the dynamic linker finds (LD_LIBRARY_PATH).\n");
 }
 
@@ -440,10 +516,12 @@ int main(int argc, char **argv)
 		{ "progress", no_argument, NULL, 'p' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "list", no_argument, NULL, 'l' },
+		{ "serve", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int chosen[N_ALGS] = { 0 }, any = 0, list = 0, progress = 0, status = 0;
+	int serving = 0;
 	size_t sizes[MAX_SIZES], n_sizes = 0, max_size = 0, i, j, k, done = 0;
 	size_t total = 0;
 	double budget = 0.2;
@@ -489,6 +567,9 @@ int main(int argc, char **argv)
 			break;
 		case 'l':
 			list = 1;
+			break;
+		case 'S':
+			serving = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -538,6 +619,10 @@ int main(int argc, char **argv)
 	fill(plain, max_size + SLACK, 1);
 	c.plain = plain;
 
+	if (serving) {
+		status = serve(&c, max_size);
+		goto out;
+	}
 	for (i = 0; i < N_ALGS; i++)
 		total += chosen[i] ? 2 * n_sizes : 0;
 	if (csv)
@@ -568,27 +653,13 @@ int main(int argc, char **argv)
 					total, left);
 			}
 			for (j = 0; j < n_sizes; j++, done++) {
-				struct result r = { 0 };
-				int ret;
-
 				c.size = sizes[j];
-				ret = setup(&c);
-				if (ret >= 0) {
-					ret = time_cell(&c, budget, &r);
-					teardown(&c);
-				}
-				if (ret < 0) {
-					fprintf(stderr,
-						"afalg-bench: %s %s %zu: %s\n",
-						c.alg->name, op_names[c.op],
-						c.size, gnutls_strerror(ret));
+				if (measure(&c, budget, table, csv) < 0)
 					status = 1;
-					continue;
-				}
-				report(table, csv, &c, &r);
 			}
 		}
 	}
+out:
 	if (csv && fclose(csv) != 0) {
 		perror("afalg-bench: writing the CSV file");
 		status = 1;
