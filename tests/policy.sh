@@ -232,8 +232,37 @@ check_auto_paths() {
 	pass "differential and contract cases in auto: $never algorithms in software, $finite with a kernel threshold"
 }
 
+# A size for every algorithm: operations and messages under 4096 bytes
+# stay in software, longer ones go to the kernel, on the same contexts
+# (a MAC message held in user space and finished in software, then one
+# committed to the kernel).  The contract cases compare every result
+# with Nettle; MAC and digest messages must have taken both paths.
+check_sized() {
+	local run=(env GNUTLS_AFALG=4096 GNUTLS_DEBUG_LEVEL=2
+		XDG_CACHE_HOME="$tmp/cache4" GNUTLS_AFALG_SYSTEM_CACHE="$tmp/none"
+		LD_LIBRARY_PATH="$ACCEL_BIN/../lib")
+	local f failures= fam
+
+	for f in aead cipher hash; do
+		"${run[@]}" "$CONTRACT" --defect 0 \
+			"$(dirname "$CASES")/$f.cases" >"$tmp/out" 2>"$tmp/log" ||
+			failures+=" $(grep '^FAIL' "$tmp/out" | tr '\n' ' ')"
+	done
+	if [ -n "$failures" ]; then
+		fail "contract cases with GNUTLS_AFALG=4096:$failures"
+		return
+	fi
+	for fam in mac digest; do
+		if ! grep -qE "stats $fam SHA256: [1-9][0-9]* kernel, [1-9][0-9]* software" "$tmp/log"; then
+			fail "$fam SHA256 did not take both paths in one process: $(grep 'stats.*SHA256:' "$tmp/log" | tr '\n' ' ')"
+			return
+		fi
+	done
+	pass "contract cases with GNUTLS_AFALG=4096: $(grep -E 'stats (mac|digest) SHA256:' "$tmp/log" | sed 's/.*afalg: //' | tr '\n' ' ')"
+}
+
 checks=(startup off default overrides invalid config cache bad_cache
-	system_cache calibrate_on_use auto_paths)
+	system_cache calibrate_on_use auto_paths sized)
 [ "${1:-all}" = all ] || checks=("$@")
 for check in "${checks[@]}"; do
 	if [ "$check" != startup ] && ! have_afalg; then

@@ -409,9 +409,13 @@ static int output(struct afalg_hash_ctx *ctx, uint8_t *out)
 		case MSG_HOLD:
 			if (ctx->len >= alg->threshold[0] && commit(ctx) == 0)
 				continue;
+			/* the context's software, keyed once: a one-shot MAC
+			 * would derive the key's state for every message */
 			_afalg_count(ctx->alg, false);
-			return soft_fast(alg, ctx->key, ctx->key_size, ctx->buf,
-					 ctx->len, out);
+			ret = soft_ready(ctx);
+			if (ret == 0)
+				ret = soft_hash(ctx, ctx->buf, ctx->len);
+			return ret == 0 ? soft_output(ctx, out) : ret;
 		case MSG_KERNEL:
 			ret = _afalg_kernel_digest(ctx->op, out, alg->tag_size);
 			if (ret == 0) {
