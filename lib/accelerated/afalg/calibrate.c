@@ -20,12 +20,20 @@
 
 /* Calibration: the software path and the kernel path of an algorithm
  * timed at a few sizes, in each direction, on the calling thread's CPU
- * clock (user and system time: the kernel's work is the thread's own),
- * best of three rounds.  The threshold of a direction is the smallest
- * measured size from which the kernel is faster at every larger one.
+ * clock (user and system time: the kernel's work is the thread's own).
+ * Each round times software, then the kernel, a few milliseconds apart;
+ * a size's figure is the median over three rounds of the kernel's time
+ * divided by software's, so that a change of the machine's pace (under
+ * emulation up to 1.5x, for seconds at a time) hits both halves of a
+ * round alike.  The threshold of a direction is the smallest measured
+ * size from which the kernel is at least 10% faster at every larger one,
+ * in two measurements: the second, of the sizes the first sent to the
+ * kernel only, keeps one unlucky measurement from sending work to a
+ * kernel that is not faster.
  *
  * Budget per algorithm: at each size, 128 KiB or 4 operations (at most
- * 256), for each path, direction and round: about 4.3 MiB in all. */
+ * 256), for each path, direction and round: about 4.3 MiB in all, and
+ * at most as much again for the second measurements. */
 
 #include "config.h"
 #include "afalg-int.h"
@@ -268,44 +276,116 @@ static int sealed_input(struct bench *b, size_t size)
 
 /* ---- the thresholds ---------------------------------------------------- */
 
-static size_t threshold(const double soft[N_SIZES],
-			const double kernel[N_SIZES])
+/* The smallest size from which ratio (kernel / software time) stays
+ * under MARGIN; first is the index of the first size measured. */
+static size_t threshold(const double ratio[N_SIZES], unsigned first)
 {
 	size_t t = AFALG_NEVER;
 	int i;
 
-	for (i = N_SIZES - 1; i >= 0; i--) {
-		if (kernel[i] < 0 || kernel[i] >= soft[i] * MARGIN)
+	for (i = N_SIZES - 1; i >= (int)first; i--) {
+		if (ratio[i] < 0 || ratio[i] >= MARGIN)
 			break;
 		t = i == 0 ? 0 : sizes[i];
 	}
 	return t;
 }
 
-static int measure_dir(struct bench *b, int dir, size_t *t)
+/* The figures behind a direction's threshold, at GNUTLS_DEBUG_LEVEL=2:
+ * MB/s of CPU time per size, software/kernel (medians). */
+static void log_dir(const struct bench *b, int dir, const double soft[N_SIZES],
+		    const double kernel[N_SIZES], unsigned first)
 {
-	double soft[N_SIZES], kernel[N_SIZES], s, k;
-	unsigned i, round;
-	int ret;
+	static const char *const dir_names[2][2] = {
+		{ "encrypt", "decrypt" }, { "message", "one-shot" }
+	};
+	bool hash = b->alg->family == AFALG_MAC ||
+		    b->alg->family == AFALG_DIGEST;
+	char line[512];
+	size_t len = 0;
+	unsigned i;
 
-	ret = soft_init(b, dir);
-	for (i = 0; i < N_SIZES && ret == 0; i++) {
+	if (likely(_gnutls_log_level < 2))
+		return;
+	for (i = first; i < N_SIZES && len < sizeof(line); i++)
+		len += snprintf(line + len, sizeof(line) - len,
+				" %zu:%.1f/%.1f", sizes[i],
+				sizes[i] * reps(sizes[i]) / soft[i] / 1e6,
+				kernel[i] > 0 ? sizes[i] * reps(sizes[i]) /
+							kernel[i] / 1e6 :
+						0.0);
+	_gnutls_debug_log("afalg: %s %s, MB/s software/kernel%s:%s\n",
+			  _afalg_label(b->alg), dir_names[hash][dir],
+			  first > 0 ? " (again)" : "", line);
+}
+
+static double median3(const double v[3])
+{
+	return MAX(MIN(v[0], v[1]), MIN(MAX(v[0], v[1]), v[2]));
+}
+
+/* Times the sizes from index first up: soft and kernel get each size's
+ * median time, ratio the median of the rounds' kernel / software times
+ * (-1 if the kernel failed). */
+static int measure_sizes(struct bench *b, int dir, unsigned first,
+			 double soft[N_SIZES], double kernel[N_SIZES],
+			 double ratio[N_SIZES])
+{
+	double s[ROUNDS], k[ROUNDS], r[ROUNDS];
+	unsigned i, round;
+	int ret = 0;
+
+	for (i = first; i < N_SIZES && ret == 0; i++) {
 		if (b->alg->family == AFALG_AEAD && dir &&
 		    (ret = sealed_input(b, sizes[i])) < 0)
 			break;
-		soft[i] = kernel[i] = 1e9;
+		ratio[i] = 0;
 		for (round = 0; round < ROUNDS; round++) {
-			s = timed(b, false, dir, sizes[i]);
-			k = timed(b, true, dir, sizes[i]);
-			if (s < 0)
+			s[round] = timed(b, false, dir, sizes[i]);
+			k[round] = timed(b, true, dir, sizes[i]);
+			if (s[round] <= 0)
 				ret = GNUTLS_E_INTERNAL_ERROR;
-			soft[i] = MIN(soft[i], s);
-			kernel[i] = k < 0 ? -1 : MIN(kernel[i], k);
+			if (k[round] < 0)
+				ratio[i] = -1;
+			r[round] = k[round] / s[round];
 		}
+		soft[i] = median3(s);
+		kernel[i] = median3(k);
+		if (ratio[i] == 0)
+			ratio[i] = median3(r);
+	}
+	return ret;
+}
+
+/* A first measurement of every size; if it sends some sizes to the
+ * kernel, a second of those sizes must agree. */
+static int measure_dir(struct bench *b, int dir, size_t *t)
+{
+	double soft[N_SIZES], kernel[N_SIZES], ratio[N_SIZES];
+	double again[N_SIZES];
+	unsigned i, first;
+	int ret;
+
+	*t = AFALG_NEVER;
+	ret = soft_init(b, dir);
+	if (ret == 0)
+		ret = measure_sizes(b, dir, 0, soft, kernel, ratio);
+	if (ret == 0) {
+		log_dir(b, dir, soft, kernel, 0);
+		*t = threshold(ratio, 0);
+	}
+	if (ret == 0 && *t != AFALG_NEVER) {
+		for (first = 0; sizes[first] < *t; first++)
+			;
+		ret = measure_sizes(b, dir, first, soft, kernel, again);
+		if (ret == 0)
+			log_dir(b, dir, soft, kernel, first);
+		for (i = first; i < N_SIZES; i++)
+			if (again[i] < 0 || again[i] > ratio[i])
+				ratio[i] = again[i];
+		*t = ret == 0 ? threshold(ratio, first) : AFALG_NEVER;
 	}
 	soft_free(b);
-	if (ret == 0)
-		*t = threshold(soft, kernel);
 	return ret;
 }
 
