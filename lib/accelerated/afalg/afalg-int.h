@@ -110,6 +110,8 @@ struct afalg_alg {
 	bool fixed; /* the operator set a size */
 	size_t fixed_size;
 	bool registered;
+	bool bypassed; /* auto, kept in software at every size by a cache:
+			* not registered, GnuTLS's own code runs */
 	union afalg_soft soft;
 	/* smallest operation that goes to the kernel: for ciphers per
 	 * direction (0: encrypt, 1: decrypt), for MACs and digests per kind
@@ -163,6 +165,7 @@ const char *_afalg_mode_name(const struct afalg_alg *alg);
 void _afalg_account(struct afalg_alg *alg, size_t size);
 void _afalg_load_caches(void);
 void _afalg_apply_cache(struct afalg_alg *alg);
+bool _afalg_cached_software(struct afalg_alg *alg);
 int _afalg_save_cache(bool system);
 void _afalg_calibrate_all(void);
 void _afalg_kernel_driver(const char *kname, struct afalg_driver *d);

@@ -55,9 +55,8 @@ static const gnutls_crypto_cipher_st *cipher_ops(const struct afalg_alg *alg)
 	return &_afalg_aead_ops;
 }
 
-/* Takes what GnuTLS has for the algorithm as the software path, then
- * registers the module in front of it. */
-static int register_alg(struct afalg_alg *alg)
+/* What GnuTLS has for the algorithm becomes its software path. */
+static void take_software(struct afalg_alg *alg)
 {
 	switch (alg->family) {
 	case AFALG_CIPHER:
@@ -65,18 +64,32 @@ static int register_alg(struct afalg_alg *alg)
 		alg->soft.cipher = _gnutls_get_crypto_cipher(alg->id);
 		if (alg->soft.cipher == NULL)
 			alg->soft.cipher = _afalg_builtin_cipher();
-		return gnutls_crypto_single_cipher_register(
-			alg->id, AFALG_PRIORITY, cipher_ops(alg), 0);
+		break;
 	case AFALG_MAC:
 		alg->soft.mac = _gnutls_get_crypto_mac(alg->id);
 		if (alg->soft.mac == NULL)
 			alg->soft.mac = _afalg_builtin_mac();
-		return gnutls_crypto_single_mac_register(
-			alg->id, AFALG_PRIORITY, &_afalg_mac_ops, 0);
+		break;
 	case AFALG_DIGEST:
 		alg->soft.digest = _gnutls_get_crypto_digest(alg->id);
 		if (alg->soft.digest == NULL)
 			alg->soft.digest = _afalg_builtin_digest();
+		break;
+	}
+}
+
+/* The module in front of the software path. */
+static int register_alg(struct afalg_alg *alg)
+{
+	switch (alg->family) {
+	case AFALG_CIPHER:
+	case AFALG_AEAD:
+		return gnutls_crypto_single_cipher_register(
+			alg->id, AFALG_PRIORITY, cipher_ops(alg), 0);
+	case AFALG_MAC:
+		return gnutls_crypto_single_mac_register(
+			alg->id, AFALG_PRIORITY, &_afalg_mac_ops, 0);
+	case AFALG_DIGEST:
 		return gnutls_crypto_single_digest_register(
 			alg->id, AFALG_PRIORITY, &_afalg_digest_ops, 0);
 	}
@@ -85,7 +98,7 @@ static int register_alg(struct afalg_alg *alg)
 
 int _gnutls_afalg_init(void)
 {
-	unsigned i, registered = 0;
+	unsigned i, registered = 0, bypassed = 0;
 	int ret;
 
 	_afalg_index();
@@ -102,8 +115,14 @@ int _gnutls_afalg_init(void)
 
 		alg->absent = false;
 		alg->announced = false;
+		alg->bypassed = false;
 		if (alg->mode == AFALG_MODE_OFF)
 			continue;
+		take_software(alg);
+		if (_afalg_cached_software(alg)) {
+			bypassed++;
+			continue;
+		}
 		ret = register_alg(alg);
 		if (ret < 0) {
 			_gnutls_debug_log("afalg: cannot register %s: %s\n",
@@ -117,8 +136,9 @@ int _gnutls_afalg_init(void)
 				  family_names[alg->family], _afalg_label(alg),
 				  alg->kname, _afalg_mode_name(alg));
 	}
-	_gnutls_debug_log("afalg: %u of %u algorithms registered\n", registered,
-			  _afalg_algs_size);
+	_gnutls_debug_log("afalg: %u of %u algorithms registered, %u left to "
+			  "GnuTLS's own code by the cache\n",
+			  registered, _afalg_algs_size, bypassed);
 	return 0;
 }
 
@@ -133,6 +153,7 @@ void _gnutls_afalg_deinit(void)
 		struct afalg_alg *alg = &_afalg_algs[i];
 		unsigned long kernel_ops, soft_ops;
 
+		alg->bypassed = false;
 		if (!alg->registered)
 			continue;
 		alg->registered = false;
@@ -160,7 +181,7 @@ int _gnutls_afalg_info(unsigned flags, gnutls_datum_t *out)
 
 	_gnutls_buffer_init(&buf);
 	for (i = 0; i < _afalg_algs_size; i++)
-		if (_afalg_algs[i].registered)
+		if (_afalg_algs[i].registered || _afalg_algs[i].bypassed)
 			break;
 	if (i == _afalg_algs_size) {
 		_gnutls_buffer_append_str(

@@ -380,9 +380,10 @@ static int parse_threshold(const char *s, size_t *t)
 /* A cache file is read only if it belongs to root or to this user and
  * nobody else can write it, and only if every line is well formed; its
  * measurements are kept beside each algorithm (the first file read that
- * has one wins) and applied at the algorithm's first operation, if the
- * kernel's driver is still the one measured. */
-static void load_cache(const char *path, const char *key)
+ * has one wins) and applied at start-up if they keep the algorithm in
+ * software, else at its first operation if the kernel's driver is still
+ * the one measured.  key is computed once a file opens. */
+static void load_cache(const char *path, char *key, size_t key_size)
 {
 	char line[512], label[64], driver[128], t0s[32], t1s[32];
 	struct afalg_alg *alg;
@@ -409,6 +410,8 @@ static void load_cache(const char *path, const char *key)
 		close(fd);
 		return;
 	}
+	if (key[0] == 0)
+		cache_key(key, key_size);
 	if (fgets(line, sizeof(line), fp) == NULL ||
 	    strcmp(line, CACHE_FORMAT "\n") != 0 ||
 	    fgets(line, sizeof(line), fp) == NULL ||
@@ -556,12 +559,11 @@ int _afalg_save_cache(bool system)
 
 /* ---- the decision ------------------------------------------------------ */
 
-/* The caches are read when the first algorithm in auto mode does its
- * first operation: not at start-up, and not at all in a process that
- * does no cryptography. */
+/* The caches are read once, at start-up if an algorithm is in auto
+ * mode: two open() calls when there is none. */
 void _afalg_load_caches(void)
 {
-	char key[512], path[512];
+	char key[512] = "", path[512];
 
 	if (__atomic_load_n(&caches_read, __ATOMIC_ACQUIRE) ||
 	    gnutls_static_mutex_lock(&cache_lock) < 0)
@@ -571,8 +573,8 @@ void _afalg_load_caches(void)
 		/* a user's measurements are of this user's processes: they
 		 * win over the system-wide ones */
 		if (user_cache_path(path, sizeof(path), false) == 0)
-			load_cache(path, key);
-		load_cache(system_cache_path(), key);
+			load_cache(path, key, sizeof(key));
+		load_cache(system_cache_path(), key, sizeof(key));
 		__atomic_store_n(&caches_read, true, __ATOMIC_RELEASE);
 	}
 	gnutls_static_mutex_unlock(&cache_lock);
@@ -596,6 +598,24 @@ static void settle(struct afalg_alg *alg)
 			_gnutls_debug_log("afalg: %s", buf.data);
 		_gnutls_buffer_clear(&buf);
 	}
+}
+
+/* At start-up: an algorithm in auto mode that a cache keeps in software
+ * at every size is settled, and the caller leaves it unregistered, so
+ * that its operations take GnuTLS's own code with nothing of the module
+ * in between (on most machines, most algorithms). */
+bool _afalg_cached_software(struct afalg_alg *alg)
+{
+	if (alg->mode != AFALG_MODE_AUTO || alg->fixed)
+		return false;
+	_afalg_load_caches();
+	if (!alg->cached.present || alg->cached.threshold[0] != AFALG_NEVER ||
+	    alg->cached.threshold[1] != AFALG_NEVER)
+		return false;
+	_afalg_apply_cache(alg);
+	alg->bypassed = true;
+	settle(alg);
+	return true;
 }
 
 /* Called for each operation of an algorithm in auto mode until its
@@ -630,8 +650,8 @@ void _afalg_calibrate_all(void)
 	for (i = 0; i < _afalg_algs_size; i++) {
 		struct afalg_alg *alg = &_afalg_algs[i];
 
-		if (!alg->registered || alg->mode != AFALG_MODE_AUTO ||
-		    alg->fixed)
+		if ((!alg->registered && !alg->bypassed) ||
+		    alg->mode != AFALG_MODE_AUTO || alg->fixed)
 			continue;
 		_afalg_calibrate(alg);
 		settle(alg);
@@ -655,7 +675,7 @@ static const char *reason(const struct afalg_alg *alg)
 		return _gnutls_fips_mode_enabled() ?
 			       "off: FIPS mode, not forced" :
 			       "off: set by the operator";
-	if (!alg->registered)
+	if (!alg->registered && !alg->bypassed)
 		return "not registered";
 	if (alg->absent)
 		return "software: the kernel has no such algorithm";
@@ -667,6 +687,9 @@ static const char *reason(const struct afalg_alg *alg)
 	    alg->threshold[1] == AFALG_NEVER)
 		return alg->source == AFALG_FROM_DEFAULT ?
 			       "software until measured" :
+		       alg->bypassed ?
+			       "software: it was faster at every size (not "
+			       "registered: GnuTLS's own code runs)" :
 			       "software: it was faster at every size";
 	return "kernel from the threshold up, software below";
 }
@@ -682,7 +705,7 @@ void _afalg_describe(const struct afalg_alg *alg, gnutls_buffer_st *out)
 	struct afalg_driver d;
 
 	_afalg_kernel_driver(alg->kname, &d);
-	if (d.name[0] == 0 && alg->registered &&
+	if (d.name[0] == 0 && (alg->registered || alg->bypassed) &&
 	    _afalg_kernel_probe((struct afalg_alg *)alg) == 0)
 		_afalg_kernel_driver(alg->kname, &d);
 	_gnutls_buffer_append_printf(out, "%s: kernel %s, driver %s",
