@@ -232,6 +232,30 @@ check_auto_paths() {
 	pass "differential and contract cases in auto: $never algorithms in software, $finite with a kernel threshold"
 }
 
+# An algorithm a cache keeps in software at every size is not registered
+# (GnuTLS's own code runs it); one the cache sends to the kernel is.  The
+# measurements of a calibration are rewritten to say so.
+check_bypass() {
+	local only=off,AES-128-GCM=auto,SHA256=auto
+	local cache=$tmp/cache5/gnutls/afalg
+
+	env XDG_CACHE_HOME="$tmp/cache5" GNUTLS_AFALG_SYSTEM_CACHE="$tmp/system" \
+		GNUTLS_AFALG=$only "$tool" --calibrate >"$tmp/out" 2>&1
+	awk 'NR <= 2 { print; next }
+		$1 == "AES-128-GCM" { print $1, $2, "never", "never" }
+		$1 == "SHA256" { print $1, $2, 0, 0 }' "$cache" >"$tmp/rewritten" &&
+		cat "$tmp/rewritten" >"$cache"
+	info env XDG_CACHE_HOME="$tmp/cache5" GNUTLS_AFALG=$only
+	if [ "$(logged 'registered aead AES-128-GCM')" = 0 ] &&
+		[ "$(logged 'registered digest SHA256')" = 1 ] &&
+		about AES-128-GCM | grep -q "(from cache).*not registered" &&
+		about SHA256 | grep -q "(from cache); kernel from the threshold up"; then
+		pass "AES-128-GCM left to GnuTLS, SHA256 registered: $(grep -o '[0-9]* of [0-9]* algorithms registered.*' "$tmp/log")"
+	else
+		fail "bypass: $(about AES-128-GCM) $(about SHA256)"
+	fi
+}
+
 # A size for every algorithm: operations and messages under 4096 bytes
 # stay in software, longer ones go to the kernel, on the same contexts
 # (a MAC message held in user space and finished in software, then one
@@ -262,7 +286,7 @@ check_sized() {
 }
 
 checks=(startup off default overrides invalid config cache bad_cache
-	system_cache calibrate_on_use auto_paths sized)
+	system_cache calibrate_on_use auto_paths sized bypass)
 [ "${1:-all}" = all ] || checks=("$@")
 for check in "${checks[@]}"; do
 	if [ "$check" != startup ] && ! have_afalg; then
