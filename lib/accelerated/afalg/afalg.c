@@ -21,8 +21,10 @@
 /* Registration of the kernel crypto API (AF_ALG) backend.  Each algorithm
  * of the table that the operator has not turned off is registered ahead
  * of what GnuTLS had for it, and what GnuTLS had becomes its software
- * path.  Nothing is asked of the kernel here beyond one socket() call:
- * an algorithm is bound the first time an operation goes to the kernel.
+ * path; but an algorithm in auto mode that a cache keeps in software at
+ * every size is left to what GnuTLS had.  Nothing is asked of the kernel
+ * here beyond one socket() call: an algorithm is bound the first time
+ * an operation goes to the kernel.
  *
  * GNUTLS_AFALG is a comma-separated list: a mode for every algorithm
  * (off, auto or kernel; default auto) and NAME=MODE for one, e.g.
