@@ -47,6 +47,9 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #define CACHE_FORMAT "gnutls-afalg-cache 1"
 #define SYSTEM_CACHE "/var/cache/gnutls/afalg"
@@ -314,19 +317,45 @@ static const char *env_value(const char *name)
 	return v != NULL && v[0] != 0 ? v : "-";
 }
 
-/* What decides a measurement: a cache made under another of these is
- * foreign. */
-static void cache_key(char *buf, size_t size)
+/* The CPU's model name: on x86 its brand string, from CPUID (the key is
+ * made at start-up, and /proc/cpuinfo takes milliseconds to generate),
+ * elsewhere /proc/cpuinfo's "model name". */
+static void cpu_model(char *cpu, size_t size)
 {
-	char line[256], cpu[128] = "unknown";
-	struct utsname u;
-	FILE *fp = fopen("/proc/cpuinfo", "re");
+	char line[256];
+	FILE *fp;
+#if defined(__x86_64__) || defined(__i386__)
+	unsigned r[13], i;
+	const char *p;
 
+	if (__get_cpuid_max(0x80000000, NULL) >= 0x80000004) {
+		for (i = 0; i < 3; i++)
+			__cpuid(0x80000002 + i, r[4 * i], r[4 * i + 1],
+				r[4 * i + 2], r[4 * i + 3]);
+		r[12] = 0;
+		for (p = (const char *)r; *p == ' '; p++)
+			;
+		snprintf(cpu, size, "%s", p);
+		return;
+	}
+#endif
+	snprintf(cpu, size, "unknown");
+	fp = fopen("/proc/cpuinfo", "re");
 	while (fp != NULL && fgets(line, sizeof(line), fp) != NULL)
 		if (sscanf(line, "model name : %127[^\n]", cpu) == 1)
 			break;
 	if (fp != NULL)
 		fclose(fp);
+}
+
+/* What decides a measurement: a cache made under another of these is
+ * foreign. */
+static void cache_key(char *buf, size_t size)
+{
+	char cpu[128];
+	struct utsname u;
+
+	cpu_model(cpu, sizeof(cpu));
 	if (uname(&u) < 0)
 		snprintf(u.release, sizeof(u.release), "unknown");
 	/* the software path also depends on which CPU features GnuTLS and
