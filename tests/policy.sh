@@ -140,6 +140,17 @@ check_cache() {
 		pass "a second process takes the thresholds from the cache: $(about AES-128-GCM | sed 's/.*thresholds/thresholds/')"
 	else
 		fail "second process: $(about AES-128-GCM)"
+		return
+	fi
+	# the user's cache has every algorithm in auto mode: the system-wide
+	# one could add nothing and is not opened
+	command -v strace >/dev/null || { skip "strace not installed"; return; }
+	: >"$tmp/system"
+	info env GNUTLS_AFALG=$only strace -f -o "$tmp/trace" -e trace=open,openat
+	if grep -q "$tmp/system" "$tmp/trace"; then
+		fail "the system cache was opened though the user's has every algorithm: $(grep "$tmp/system" "$tmp/trace" | head -n 1)"
+	else
+		pass "with every algorithm in the user's cache, the system cache is not opened"
 	fi
 }
 

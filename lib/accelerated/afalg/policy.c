@@ -588,8 +588,25 @@ int _afalg_save_cache(bool system)
 
 /* ---- the decision ------------------------------------------------------ */
 
+/* Whether every algorithm in auto mode has a measurement from the caches
+ * read so far. */
+static bool all_cached(void)
+{
+	const struct afalg_alg *alg;
+	unsigned i;
+
+	for (i = 0; i < _afalg_algs_size; i++) {
+		alg = &_afalg_algs[i];
+		if (alg->mode == AFALG_MODE_AUTO && !alg->fixed &&
+		    !alg->cached.present)
+			return false;
+	}
+	return true;
+}
+
 /* The caches are read once, at start-up if an algorithm is in auto
- * mode: two open() calls when there is none. */
+ * mode: two open() calls when there is none, one when the user's cache
+ * has every algorithm. */
 void _afalg_load_caches(void)
 {
 	char key[512] = "", path[512];
@@ -598,12 +615,13 @@ void _afalg_load_caches(void)
 	    gnutls_static_mutex_lock(&cache_lock) < 0)
 		return;
 	if (!caches_read) {
-		cache_key(key, sizeof(key));
 		/* a user's measurements are of this user's processes: they
-		 * win over the system-wide ones */
+		 * win over the system-wide ones, which are not read if they
+		 * cannot add one */
 		if (user_cache_path(path, sizeof(path), false) == 0)
 			load_cache(path, key, sizeof(key));
-		load_cache(system_cache_path(), key, sizeof(key));
+		if (!all_cached())
+			load_cache(system_cache_path(), key, sizeof(key));
 		__atomic_store_n(&caches_read, true, __ATOMIC_RELEASE);
 	}
 	gnutls_static_mutex_unlock(&cache_lock);
