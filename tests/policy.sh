@@ -190,6 +190,17 @@ check_system_cache() {
 		pass "afalgtool --calibrate --system precomputes the system-wide cache"
 	else
 		fail "system cache: $(about SHA256)"
+		return
+	fi
+	# a user's cache without SHA256: the system-wide one gives it
+	env XDG_CACHE_HOME="$tmp/cache6" GNUTLS_AFALG_SYSTEM_CACHE="$tmp/none" \
+		GNUTLS_AFALG=off,AES-128-GCM=auto "$tool" --calibrate >/dev/null 2>&1
+	info env XDG_CACHE_HOME="$tmp/cache6" GNUTLS_AFALG=off,AES-128-GCM=auto,SHA256=auto
+	if [ "$(logged 'AES-128-GCM: thresholds from the user cache')" = 1 ] &&
+		[ "$(logged 'SHA256: thresholds from the system cache')" = 1 ]; then
+		pass "the system-wide cache gives what the user's lacks"
+	else
+		fail "user and system caches: $(grep 'thresholds from' "$tmp/log" | tr '\n' ' ')"
 	fi
 }
 
