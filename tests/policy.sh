@@ -169,6 +169,18 @@ check_bad_cache() {
 	sed 's/^\(AES-128-GCM [^ ]*\) .*/\1 12x never/' "$tmp/good" >"$f"
 	info env GNUTLS_AFALG=$only
 	about AES-128-GCM | grep -q "(from default)" || fail "a malformed line was read"
+	sed 's/^\(AES-128-GCM .*\)/\1 4096/' "$tmp/good" >"$f"
+	info env GNUTLS_AFALG=$only
+	about AES-128-GCM | grep -q "(from default)" || fail "a line with five fields was read"
+	sed 's/^\(AES-128-GCM\) [^ ]*/\1 '"$(printf 'd%.0s' $(seq 200))"'/' "$tmp/good" >"$f"
+	info env GNUTLS_AFALG=$only
+	about AES-128-GCM | grep -q "(from default)" || fail "a line with an overlong driver was read"
+	{ cat "$tmp/good"; head -c 70000 /dev/zero | tr '\0' '#'; } >"$f"
+	info env GNUTLS_AFALG=$only
+	about AES-128-GCM | grep -q "(from default)" || fail "an oversized cache was read"
+	head -c -1 "$tmp/good" >"$f"
+	info env GNUTLS_AFALG=$only
+	about AES-128-GCM | grep -q "(from cache)" || fail "a cache without its last newline was not read"
 	cp "$tmp/good" "$f"
 	chmod 666 "$f"
 	info env GNUTLS_AFALG=$only

@@ -105,6 +105,7 @@ struct afalg_alg {
 	unsigned flags;
 
 	/* set by _gnutls_afalg_init() (policy.c) */
+	const char *name; /* GnuTLS's name for id */
 	enum afalg_mode mode;
 	bool forced; /* the operator named the mode explicitly */
 	bool fixed; /* the operator set a size */

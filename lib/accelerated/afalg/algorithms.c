@@ -102,6 +102,23 @@ static unsigned id_kind(enum afalg_family family)
 								2;
 }
 
+static const char *lookup_name(const struct afalg_alg *alg)
+{
+	switch (alg->family) {
+	case AFALG_CIPHER:
+	case AFALG_AEAD:
+		return gnutls_cipher_get_name(alg->id);
+	case AFALG_MAC:
+		return gnutls_mac_get_name(alg->id);
+	case AFALG_DIGEST:
+		return gnutls_digest_get_name(alg->id);
+	}
+	return NULL;
+}
+
+/* The lookups by id, and each algorithm's name: looking it up in
+ * GnuTLS's tables every time would cost the settings and the cache a
+ * search per algorithm and line at start-up. */
 void _afalg_index(void)
 {
 	unsigned i;
@@ -111,6 +128,9 @@ void _afalg_index(void)
 
 		if (alg->id >= 0 && alg->id < MAX_ID)
 			by_id[id_kind(alg->family)][alg->id] = alg;
+		alg->name = lookup_name(alg);
+		if (alg->name == NULL)
+			alg->name = "unknown";
 	}
 }
 
@@ -123,16 +143,7 @@ struct afalg_alg *_afalg_find(enum afalg_family family, int id)
 
 const char *_afalg_name(const struct afalg_alg *alg)
 {
-	switch (alg->family) {
-	case AFALG_CIPHER:
-	case AFALG_AEAD:
-		return gnutls_cipher_get_name(alg->id);
-	case AFALG_MAC:
-		return gnutls_mac_get_name(alg->id);
-	case AFALG_DIGEST:
-		return gnutls_digest_get_name(alg->id);
-	}
-	return "unknown";
+	return alg->name != NULL ? alg->name : lookup_name(alg);
 }
 
 /* CCM takes any nonce of 7 to 13 bytes; the others their own size. */

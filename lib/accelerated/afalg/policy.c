@@ -53,6 +53,8 @@
 
 #define CACHE_FORMAT "gnutls-afalg-cache 1"
 #define SYSTEM_CACHE "/var/cache/gnutls/afalg"
+/* a cache has a line per algorithm: far less than this */
+#define CACHE_MAX 65536
 
 static const char *const mode_names[] = {
 	[AFALG_MODE_OFF] = "off",
@@ -73,12 +75,16 @@ const char *const _afalg_source_names[] = {
 
 /* ---- settings ---------------------------------------------------------- */
 
-static struct afalg_alg *find_label(const char *s, size_t len)
+/* The algorithm an operator's name stands for; the search starts at
+ * row hint (a cache lists the algorithms in the table's order). */
+static struct afalg_alg *find_label(const char *s, size_t len, unsigned hint)
 {
-	unsigned i;
+	const char *label;
+	unsigned i, k;
 
-	for (i = 0; i < _afalg_algs_size; i++) {
-		const char *label = _afalg_label(&_afalg_algs[i]);
+	for (k = 0; k < _afalg_algs_size; k++) {
+		i = (hint + k) % _afalg_algs_size;
+		label = _afalg_label(&_afalg_algs[i]);
 
 		if (strlen(label) == len && strncasecmp(s, label, len) == 0)
 			return &_afalg_algs[i];
@@ -123,7 +129,7 @@ static void apply_entry(const char *name, size_t name_len, const char *value,
 	int mode = parse_value(value, len, &size);
 	unsigned i;
 
-	if (name_len > 0 && (alg = find_label(name, name_len)) == NULL)
+	if (name_len > 0 && (alg = find_label(name, name_len, 0)) == NULL)
 		mode = -1;
 	if (mode < 0) {
 		_gnutls_debug_log("afalg: ignoring '%.*s%s%.*s' in %s\n",
@@ -175,12 +181,19 @@ static void read_config(void)
 {
 	const char *path = secure_getenv("GNUTLS_SYSTEM_PRIORITY_FILE");
 	FILE *fp;
+	int fd;
 
 	if (path == NULL)
 		path = SYSTEM_PRIORITY_FILE;
-	fp = fopen(path, "re");
-	if (fp == NULL)
+	/* most systems have none: open(2) alone says so */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return;
+	fp = fdopen(fd, "r");
+	if (fp == NULL) {
+		close(fd);
+		return;
+	}
 	if (ini_parse_file(fp, config_entry, NULL) < 0)
 		_gnutls_debug_log("afalg: cannot parse %s\n", path);
 	fclose(fp);
@@ -199,6 +212,7 @@ static void set_thresholds(struct afalg_alg *alg, size_t t0, size_t t1,
  * to kernel off. */
 void _afalg_read_settings(void)
 {
+	bool fips = _gnutls_fips_mode_enabled();
 	struct afalg_alg *alg;
 	unsigned i;
 
@@ -213,8 +227,7 @@ void _afalg_read_settings(void)
 
 	for (i = 0; i < _afalg_algs_size; i++) {
 		alg = &_afalg_algs[i];
-		if (_gnutls_fips_mode_enabled() &&
-		    (!alg->forced || alg->mode != AFALG_MODE_KERNEL))
+		if (fips && (!alg->forced || alg->mode != AFALG_MODE_KERNEL))
 			alg->mode = AFALG_MODE_OFF;
 		alg->work = 0;
 		alg->calibrating = false;
@@ -230,7 +243,7 @@ void _afalg_read_settings(void)
 			set_thresholds(alg, AFALG_NEVER, AFALG_NEVER,
 				       AFALG_FROM_DEFAULT);
 	}
-	if (_gnutls_fips_mode_enabled())
+	if (fips)
 		_gnutls_debug_log(
 			"afalg: FIPS mode: only algorithms set to 'kernel' are used\n");
 }
@@ -335,11 +348,11 @@ static void cpu_model(char *cpu, size_t size)
 		r[12] = 0;
 		for (p = (const char *)r; *p == ' '; p++)
 			;
-		snprintf(cpu, size, "%s", p);
+		_gnutls_str_cpy(cpu, size, p);
 		return;
 	}
 #endif
-	snprintf(cpu, size, "unknown");
+	_gnutls_str_cpy(cpu, size, "unknown");
 	fp = fopen("/proc/cpuinfo", "re");
 	while (fp != NULL && fgets(line, sizeof(line), fp) != NULL)
 		if (sscanf(line, "model name : %127[^\n]", cpu) == 1)
@@ -349,7 +362,9 @@ static void cpu_model(char *cpu, size_t size)
 }
 
 /* What decides a measurement: a cache made under another of these is
- * foreign. */
+ * foreign.  (Strings are joined with _gnutls_str_cat() rather than
+ * snprintf(), here and below: this runs at start-up, where under
+ * emulation every new path through the C library costs.) */
 static void cache_key(char *buf, size_t size)
 {
 	char cpu[128];
@@ -357,30 +372,38 @@ static void cache_key(char *buf, size_t size)
 
 	cpu_model(cpu, sizeof(cpu));
 	if (uname(&u) < 0)
-		snprintf(u.release, sizeof(u.release), "unknown");
+		_gnutls_str_cpy(u.release, sizeof(u.release), "unknown");
+	_gnutls_str_cpy(buf, size, "kernel ");
+	_gnutls_str_cat(buf, size, u.release);
+	_gnutls_str_cat(buf, size, "|cpu ");
+	_gnutls_str_cat(buf, size, cpu);
+	_gnutls_str_cat(buf, size, "|gnutls ");
+	_gnutls_str_cat(buf, size, gnutls_check_version(NULL));
 	/* the software path also depends on which CPU features GnuTLS and
 	 * Nettle were told to use */
-	snprintf(buf, size, "kernel %s|cpu %s|gnutls %s|cpuid %s|nettle %s",
-		 u.release, cpu, gnutls_check_version(NULL),
-		 env_value("GNUTLS_CPUID_OVERRIDE"),
-		 env_value("NETTLE_FAT_OVERRIDE"));
+	_gnutls_str_cat(buf, size, "|cpuid ");
+	_gnutls_str_cat(buf, size, env_value("GNUTLS_CPUID_OVERRIDE"));
+	_gnutls_str_cat(buf, size, "|nettle ");
+	_gnutls_str_cat(buf, size, env_value("NETTLE_FAT_OVERRIDE"));
 }
 
+/* $XDG_CACHE_HOME/gnutls, or ~/.cache/gnutls; with /afalg unless dir. */
 static int user_cache_path(char *buf, size_t size, bool dir)
 {
 	const char *base = secure_getenv("XDG_CACHE_HOME");
-	const char *home = secure_getenv("HOME");
-	int n;
+	const char *sub = "";
 
-	if (base != NULL && base[0] == '/')
-		n = snprintf(buf, size, "%s/gnutls%s", base,
-			     dir ? "" : "/afalg");
-	else if (home != NULL && home[0] == '/')
-		n = snprintf(buf, size, "%s/.cache/gnutls%s", home,
-			     dir ? "" : "/afalg");
-	else
+	if (base == NULL || base[0] != '/') {
+		base = secure_getenv("HOME");
+		sub = "/.cache";
+	}
+	if (base == NULL || base[0] != '/' ||
+	    strlen(base) + strlen(sub) + strlen("/gnutls/afalg") >= size)
 		return -1;
-	return n > 0 && (size_t)n < size ? 0 : -1;
+	_gnutls_str_cpy(buf, size, base);
+	_gnutls_str_cat(buf, size, sub);
+	_gnutls_str_cat(buf, size, dir ? "/gnutls" : "/gnutls/afalg");
+	return 0;
 }
 
 static const char *system_cache_path(void)
@@ -390,62 +413,151 @@ static const char *system_cache_path(void)
 	return p != NULL ? p : SYSTEM_CACHE;
 }
 
-/* A threshold as written: a size, or "never". */
+/* A threshold as written: a size, or "never".  The cache is parsed at
+ * start-up, by hand: the parsers of the C library are much more code to
+ * run once (under emulation, to translate) than these lines. */
 static int parse_threshold(const char *s, size_t *t)
 {
-	char *end;
+	size_t v = 0;
 
 	if (strcmp(s, "never") == 0) {
 		*t = AFALG_NEVER;
 		return 0;
 	}
-	if (s[0] < '0' || s[0] > '9')
+	if (*s == 0)
 		return -1;
-	errno = 0;
-	*t = strtoull(s, &end, 10);
-	return errno == 0 && *end == 0 ? 0 : -1;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (v > (SIZE_MAX - (*s - '0')) / 10)
+			return -1;
+		v = v * 10 + (*s - '0');
+	}
+	*t = v;
+	return *s == 0 ? 0 : -1;
 }
 
-/* A cache file is read only if it belongs to root or to this user and
- * nobody else can write it, and only if every line is well formed; its
- * measurements are kept beside each algorithm (the first file read that
- * has one wins) and applied at start-up if they keep the algorithm in
- * software, else at its first operation if the kernel's driver is still
- * the one measured.  key is computed once a file opens. */
-static void load_cache(const char *path, char *key, size_t key_size)
+/* The whole of a cache file, NUL-terminated, if it is a regular file of
+ * root or of this user that nobody else can write and that is at most
+ * CACHE_MAX bytes; NULL if not.  read(2) rather than stdio and sscanf():
+ * this runs at start-up, where under emulation they cost milliseconds. */
+static char *read_cache_file(const char *path)
 {
-	char line[512], label[64], driver[128], t0s[32], t1s[32];
-	struct afalg_alg *alg;
 	struct stat st;
-	bool *seen = NULL;
-	size_t t0, t1;
-	unsigned i;
-	FILE *fp;
+	char *buf;
+	size_t done = 0;
+	ssize_t n;
 	int fd;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		return;
+		return NULL;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 	    (st.st_uid != 0 && st.st_uid != geteuid()) ||
-	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
-		_gnutls_debug_log("afalg: ignoring %s: not a private file\n",
-				  path);
+	    (st.st_mode & (S_IWGRP | S_IWOTH)) || st.st_size > CACHE_MAX) {
+		_gnutls_debug_log("afalg: ignoring %s: not a private file of "
+				  "at most %u bytes\n",
+				  path, CACHE_MAX);
 		close(fd);
-		return;
+		return NULL;
 	}
-	fp = fdopen(fd, "r");
-	if (fp == NULL) {
-		close(fd);
-		return;
+	buf = gnutls_malloc(st.st_size + 1);
+	while (buf != NULL && done < (size_t)st.st_size) {
+		n = read(fd, buf + done, st.st_size - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		done += n;
 	}
+	close(fd);
+	if (buf == NULL)
+		return NULL;
+	buf[done] = 0;
+	/* a file cut short while read, or with a NUL in it, is corrupt */
+	if (done != (size_t)st.st_size || strlen(buf) != done) {
+		gnutls_free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* The line at *p, its newline replaced by NUL; NULL at the end. */
+static char *next_line(char **p)
+{
+	char *line = *p, *nl;
+
+	if (*line == 0)
+		return NULL;
+	nl = strchr(line, '\n');
+	if (nl != NULL) {
+		*nl = 0;
+		*p = nl + 1;
+	} else {
+		*p = line + strlen(line);
+	}
+	return line;
+}
+
+/* The next word at *p, ended by a space or a tab, NUL-terminated in
+ * place; NULL at the end. */
+static char *next_word(char **p)
+{
+	char *s = *p, *word;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (*s == 0)
+		return NULL;
+	word = s;
+	while (*s != 0 && *s != ' ' && *s != '\t')
+		s++;
+	if (*s != 0)
+		*s++ = 0;
+	*p = s;
+	return word;
+}
+
+/* A measurement line, "LABEL DRIVER THRESHOLD THRESHOLD". */
+static int parse_line(char *line, char **label, char **driver, size_t *t0,
+		      size_t *t1)
+{
+	char *w[4];
+	unsigned n;
+
+	for (n = 0; n < 4; n++)
+		if ((w[n] = next_word(&line)) == NULL)
+			return -1;
+	if (next_word(&line) != NULL ||
+	    strlen(w[1]) >= sizeof(_afalg_algs[0].cached.driver) ||
+	    parse_threshold(w[2], t0) < 0 || parse_threshold(w[3], t1) < 0)
+		return -1;
+	*label = w[0];
+	*driver = w[1];
+	return 0;
+}
+
+/* A cache file is read only if it is private (read_cache_file()) and
+ * every line is well formed; its measurements are kept beside each
+ * algorithm (the first file read that has one wins) and applied at
+ * start-up if they keep the algorithm in software, else at its first
+ * operation if the kernel's driver is still the one measured.  key is
+ * computed once a file opens. */
+static void load_cache(const char *path, char *key, size_t key_size)
+{
+	char *buf, *p, *line, *label, *driver;
+	struct afalg_alg *alg;
+	bool *seen = NULL;
+	size_t t0, t1;
+	unsigned i, next = 0;
+
+	buf = read_cache_file(path);
+	if (buf == NULL)
+		return;
 	if (key[0] == 0)
 		cache_key(key, key_size);
-	if (fgets(line, sizeof(line), fp) == NULL ||
-	    strcmp(line, CACHE_FORMAT "\n") != 0 ||
-	    fgets(line, sizeof(line), fp) == NULL ||
-	    strncmp(line, key, strlen(key)) != 0 ||
-	    strcmp(line + strlen(key), "\n") != 0) {
+	p = buf;
+	line = next_line(&p);
+	if (line == NULL || strcmp(line, CACHE_FORMAT) != 0 ||
+	    (line = next_line(&p)) == NULL || strcmp(line, key) != 0) {
 		_gnutls_debug_log("afalg: ignoring %s: another format, "
 				  "kernel, CPU or library\n",
 				  path);
@@ -455,22 +567,21 @@ static void load_cache(const char *path, char *key, size_t key_size)
 	seen = gnutls_calloc(_afalg_algs_size, sizeof(*seen));
 	if (seen == NULL)
 		goto out;
-	while (fgets(line, sizeof(line), fp) != NULL) {
-		if (sscanf(line, "%63s %127s %31s %31s", label, driver, t0s,
-			   t1s) != 4 ||
-		    parse_threshold(t0s, &t0) < 0 ||
-		    parse_threshold(t1s, &t1) < 0) {
+	while ((line = next_line(&p)) != NULL) {
+		if (parse_line(line, &label, &driver, &t0, &t1) < 0) {
 			_gnutls_debug_log("afalg: ignoring %s: malformed\n",
 					  path);
 			goto out;
 		}
-		alg = find_label(label, strlen(label));
-		if (alg == NULL || alg->cached.present)
+		alg = find_label(label, strlen(label), next);
+		if (alg == NULL)
 			continue;
 		i = alg - _afalg_algs;
+		next = i + 1;
+		if (alg->cached.present)
+			continue;
 		seen[i] = true;
-		snprintf(alg->cached.driver, sizeof(alg->cached.driver), "%s",
-			 driver);
+		strcpy(alg->cached.driver, driver);
 		alg->cached.threshold[0] = t0;
 		alg->cached.threshold[1] = t1;
 	}
@@ -484,7 +595,7 @@ static void load_cache(const char *path, char *key, size_t key_size)
 	}
 out:
 	gnutls_free(seen);
-	fclose(fp);
+	gnutls_free(buf);
 }
 
 /* A cached measurement that sends some operations to the kernel counts
