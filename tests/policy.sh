@@ -232,6 +232,28 @@ check_calibrate_on_use() {
 	fi
 }
 
+# A kernel failure stops a calibration: the algorithm stays in software
+# for the process, and nothing is cached, so that a later process
+# measures again instead of trusting a measurement the failure cut short.
+check_calibration_fault() {
+	env XDG_CACHE_HOME="$tmp/cache6" GNUTLS_AFALG_SYSTEM_CACHE="$tmp/none" \
+		LD_LIBRARY_PATH="$ACCEL_BIN/../lib" \
+		GNUTLS_AFALG=off,AES-128-CBC=auto GNUTLS_DEBUG_LEVEL=2 \
+		"${CONTRACT:?}" --case "a kernel fault stops a calibration" \
+		"${CASES:?}" >"$tmp/out" 2>"$tmp/log"
+	if ! grep -q "^PASS" "$tmp/out"; then
+		fail "results after a fault in a calibration: $(grep -v '^gnutls' "$tmp/out" | tail -n 3)"
+	elif [ "$(logged 'AES-128-CBC: calibration stopped')" != 1 ]; then
+		fail "the fault did not stop the calibration: $(grep -E 'AES-128-CBC (calibrated|encrypt|decrypt)' "$tmp/log" | sed 's/.*afalg: //' | tr '\n' ' ')"
+	elif [ "$(logged 'never (from a failed calibration)')" != 1 ]; then
+		fail "the thresholds do not say that the calibration failed: $(grep -A1 'afalg: AES-128-CBC: kernel' "$tmp/log" | tail -n 1)"
+	elif grep -qs "^AES-128-CBC " "$tmp/cache6/gnutls/afalg"; then
+		fail "a calibration cut short was cached: $(grep '^AES-128-CBC ' "$tmp/cache6/gnutls/afalg")"
+	else
+		pass "$(grep 'calibration stopped' "$tmp/log" | sed 's/.*afalg: //'), nothing cached"
+	fi
+}
+
 # auto with measured thresholds: every algorithm calibrated, then the
 # differential test and the contract cases in auto mode, so that the
 # paths auto takes (straight to software where the kernel never wins,
@@ -320,7 +342,8 @@ check_sized() {
 }
 
 checks=(startup off default overrides invalid config cache bad_cache
-	system_cache calibrate_on_use auto_paths sized bypass)
+	system_cache calibrate_on_use calibration_fault auto_paths sized
+	bypass)
 [ "${1:-all}" = all ] || checks=("$@")
 for check in "${checks[@]}"; do
 	if [ "$check" != startup ] && ! have_afalg; then
