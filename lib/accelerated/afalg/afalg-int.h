@@ -76,6 +76,8 @@ enum afalg_source {
 	AFALG_FROM_CACHE,
 	AFALG_FROM_CALIBRATION,
 	AFALG_FROM_OVERRIDE, /* kernel mode, or a size the operator set */
+	AFALG_FROM_FAILURE, /* a calibration that failed: software for the
+			     * process, nothing cached */
 };
 
 extern const char *const _afalg_source_names[];

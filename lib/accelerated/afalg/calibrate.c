@@ -295,7 +295,7 @@ static size_t threshold(const double ratio[N_SIZES], unsigned first)
 	int i;
 
 	for (i = N_SIZES - 1; i >= (int)first; i--) {
-		if (ratio[i] < 0 || ratio[i] >= MARGIN)
+		if (ratio[i] >= MARGIN)
 			break;
 		t = i == 0 ? 0 : sizes[i];
 	}
@@ -332,7 +332,8 @@ static double median3(const double v[3])
 
 /* Times the sizes from index first to last: soft and kernel get each
  * size's median time, ratio the median of the rounds' kernel / software
- * times (-1 if the kernel failed). */
+ * times.  A failure of either path ends the measurement: a size the
+ * kernel failed at has no figure to go by. */
 static int measure_sizes(struct bench *b, int dir, unsigned first,
 			 unsigned last, double soft[N_SIZES],
 			 double kernel[N_SIZES], double ratio[N_SIZES])
@@ -345,20 +346,19 @@ static int measure_sizes(struct bench *b, int dir, unsigned first,
 		if (b->alg->family == AFALG_AEAD && dir &&
 		    (ret = sealed_input(b, sizes[i])) < 0)
 			break;
-		ratio[i] = 0;
-		for (round = 0; round < ROUNDS; round++) {
+		for (round = 0; round < ROUNDS && ret == 0; round++) {
 			s[round] = timed(b, false, dir, sizes[i]);
 			k[round] = timed(b, true, dir, sizes[i]);
-			if (s[round] <= 0)
-				ret = GNUTLS_E_INTERNAL_ERROR;
-			if (k[round] < 0)
-				ratio[i] = -1;
+			if (s[round] <= 0 || k[round] < 0)
+				ret = gnutls_assert_val(
+					GNUTLS_E_INTERNAL_ERROR);
 			r[round] = k[round] / s[round];
 		}
+		if (ret < 0)
+			break;
 		soft[i] = median3(s);
 		kernel[i] = median3(k);
-		if (ratio[i] == 0)
-			ratio[i] = median3(r);
+		ratio[i] = median3(r);
 	}
 	return ret;
 }
@@ -367,8 +367,7 @@ static int measure_sizes(struct bench *b, int dir, unsigned first,
 static bool lone_loss(const double ratio[N_SIZES], unsigned first, unsigned i)
 {
 	return i > first && i + 1 < N_SIZES && ratio[i] >= MARGIN &&
-	       ratio[i - 1] >= 0 && ratio[i - 1] < MARGIN &&
-	       ratio[i + 1] >= 0 && ratio[i + 1] < MARGIN;
+	       ratio[i - 1] < MARGIN && ratio[i + 1] < MARGIN;
 }
 
 /* The kernel's lead grows with the size (its cost per call is spread
@@ -396,7 +395,7 @@ static int retry_lone_losses(struct bench *b, int dir, unsigned first,
 				  _afalg_label(b->alg),
 				  dir_names[is_hash(b)][dir], sizes[i],
 				  ratio[i], again[i]);
-		if (again[i] >= 0 && again[i] < MARGIN)
+		if (again[i] < MARGIN)
 			ratio[i] = again[i];
 	}
 	return ret;
@@ -430,14 +429,13 @@ static int measure_dir(struct bench *b, int dir, size_t *t)
 			;
 		ret = measure_sizes(b, dir, first, N_SIZES - 1, soft, kernel,
 				    again);
-		if (ret == 0)
+		if (ret == 0) {
 			log_dir(b, dir, soft, kernel, first);
-		for (i = first; i < N_SIZES; i++)
-			if (again[i] < 0 || again[i] > ratio[i])
-				ratio[i] = again[i];
-		if (ret == 0)
+			for (i = first; i < N_SIZES; i++)
+				ratio[i] = MAX(ratio[i], again[i]);
 			ret = retry_lone_losses(b, dir, first, ratio, retried,
 						soft, kernel);
+		}
 		*t = ret == 0 ? threshold(ratio, first) : AFALG_NEVER;
 	}
 	soft_free(b);
@@ -459,14 +457,17 @@ void _afalg_calibrate(struct afalg_alg *alg)
 	gnutls_memset(b.key, 0, sizeof(b.key));
 	gnutls_free(b.in);
 	gnutls_free(b.out);
+	/* a measurement cut short says nothing about the kernel's speed:
+	 * software for this process, and nothing for the cache, so that the
+	 * next process measures again */
 	if (ret < 0) {
-		_gnutls_debug_log("afalg: %s: calibration failed: %s\n",
+		_gnutls_debug_log("afalg: %s: calibration stopped: %s\n",
 				  _afalg_label(alg), gnutls_strerror(ret));
 		t[0] = t[1] = AFALG_NEVER;
 	}
 	__atomic_store_n(&alg->threshold[0], t[0], __ATOMIC_RELAXED);
 	__atomic_store_n(&alg->threshold[1], t[1], __ATOMIC_RELAXED);
-	alg->source = AFALG_FROM_CALIBRATION;
+	alg->source = ret < 0 ? AFALG_FROM_FAILURE : AFALG_FROM_CALIBRATION;
 	_gnutls_debug_log("afalg: %s calibrated in %.3f s of CPU time\n",
 			  _afalg_label(alg), cpu_now() - start);
 }

@@ -71,6 +71,7 @@ const char *const _afalg_source_names[] = {
 	[AFALG_FROM_CACHE] = "cache",
 	[AFALG_FROM_CALIBRATION] = "calibration",
 	[AFALG_FROM_OVERRIDE] = "override",
+	[AFALG_FROM_FAILURE] = "a failed calibration",
 };
 
 /* ---- settings ---------------------------------------------------------- */
@@ -796,7 +797,8 @@ void _afalg_account(struct afalg_alg *alg, size_t size)
 		return;
 	_afalg_calibrate(alg);
 	settle(alg);
-	_afalg_save_cache(false);
+	if (alg->source == AFALG_FROM_CALIBRATION)
+		_afalg_save_cache(false);
 }
 
 /* Calibrates every registered algorithm in auto mode now (the command's
@@ -845,6 +847,9 @@ static const char *reason(const struct afalg_alg *alg)
 	    alg->threshold[1] == AFALG_NEVER)
 		return alg->source == AFALG_FROM_DEFAULT ?
 			       "software until measured" :
+		       alg->source == AFALG_FROM_FAILURE ?
+			       "software: its calibration failed, the next "
+			       "process measures again" :
 		       alg->bypassed ?
 			       "software: it was faster at every size (not "
 			       "registered: GnuTLS's own code runs)" :
