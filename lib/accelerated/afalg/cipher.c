@@ -177,19 +177,26 @@ static int kernel_op(struct afalg_cipher_ctx *ctx)
 	return _afalg_kernel_open(ctx->alg, ctx->key, ctx->key_size, &ctx->op);
 }
 
-/* CBC takes whole blocks, split into requests; an XTS call is one data
- * unit, which must fit in one request.  (The size is asked about first:
- * an algorithm in auto mode counts all its work.) */
+/* CBC takes whole blocks, XTS data units of at least one block.  The
+ * x86 code refuses other sizes, where Nettle would abort: the module
+ * refuses them whichever software it has. */
+static bool cipher_size_ok(const struct afalg_alg *alg, size_t size)
+{
+	if (alg->flags & AFALG_CHAIN_IV)
+		return size % alg->block_size == 0;
+	return size >= alg->block_size;
+}
+
+/* CBC is split into requests; an XTS call is one data unit, which must
+ * fit in one request.  (The size is asked about first: an algorithm in
+ * auto mode counts all its work.) */
 static bool cipher_in_kernel(struct afalg_cipher_ctx *ctx, int enc, size_t size)
 {
 	struct afalg_alg *alg = ctx->alg;
 
-	if (!_afalg_use_kernel(alg, !enc, size) || !ctx->kernel_key ||
-	    ctx->iv_size != alg->iv_size || size == 0)
-		return false;
-	if (alg->flags & AFALG_CHAIN_IV)
-		return size % alg->block_size == 0;
-	return size >= alg->block_size && size <= AFALG_MAX_REQUEST;
+	return _afalg_use_kernel(alg, !enc, size) && ctx->kernel_key &&
+	       ctx->iv_size == alg->iv_size && size > 0 &&
+	       (ctx->chain || size <= AFALG_MAX_REQUEST);
 }
 
 /* Returns how many bytes the kernel did; after a failure, software
@@ -257,6 +264,8 @@ static int cipher_crypt(struct afalg_cipher_ctx *ctx, int enc, const void *in,
 	struct afalg_alg *alg = ctx->alg;
 	size_t done = 0;
 
+	if (unlikely(!cipher_size_ok(alg, in_size)))
+		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
 	/* an algorithm that never goes to the kernel needs no chaining
 	 * value kept: straight to software */
 	if (likely(__atomic_load_n(&alg->soft_only, __ATOMIC_RELAXED))) {
