@@ -84,9 +84,33 @@ static int afalg_cipher_init(gnutls_cipher_algorithm_t algo, void **_ctx,
 	return 0;
 }
 
+/* Software keeps the CBC chaining value of its calls: where it can tell
+ * it, it is asked only when the kernel continues from it; where it
+ * cannot, soft_crypt() copies it after every call. */
+static bool soft_tells_iv(const struct afalg_cipher_ctx *ctx)
+{
+	return ctx->soft_ops->getiv != NULL;
+}
+
+/* ctx->iv from software, where software moved it on last (before the
+ * kernel or a new software context continues from it). */
+static int iv_from_soft(struct afalg_cipher_ctx *ctx)
+{
+	int ret;
+
+	if (!ctx->chain || ctx->iv_size != CBC_BLOCK || ctx->soft_iv_stale ||
+	    !soft_tells_iv(ctx))
+		return 0;
+	ret = ctx->soft_ops->getiv(ctx->soft, ctx->iv, ctx->iv_size);
+	if (ret < 0)
+		return gnutls_assert_val(ret);
+	return 0;
+}
+
 /* Software checks every key, as it would without the module.  A new key
  * goes into a new software context, so that a refused key leaves the
- * context exactly as it was. */
+ * context exactly as it was; the new context continues from the old
+ * one's chaining value. */
 static int afalg_cipher_setkey(void *_ctx, const void *key, size_t key_size)
 {
 	struct afalg_cipher_ctx *ctx = _ctx;
@@ -99,6 +123,8 @@ static int afalg_cipher_setkey(void *_ctx, const void *key, size_t key_size)
 			return gnutls_assert_val(ret);
 	}
 	ret = ctx->soft_ops->setkey(soft, key, key_size);
+	if (ret == 0 && soft != ctx->soft)
+		ret = iv_from_soft(ctx);
 	if (ret < 0) {
 		if (soft != ctx->soft)
 			ctx->soft_ops->deinit(soft);
@@ -209,7 +235,7 @@ static size_t kernel_crypt(struct afalg_cipher_ctx *ctx, int enc,
 	size_t done = 0, len, n = ctx->iv_size;
 	uint8_t next_iv[AFALG_MAX_IV_SIZE];
 
-	if (kernel_op(ctx) < 0)
+	if (iv_from_soft(ctx) < 0 || kernel_op(ctx) < 0)
 		return 0;
 	while (done < size) {
 		len = chain ? MIN(size - done, AFALG_MAX_REQUEST) : size;
@@ -231,11 +257,12 @@ static size_t kernel_crypt(struct afalg_cipher_ctx *ctx, int enc,
 	return done;
 }
 
-/* Software, keeping the CBC chaining value for a kernel call to come. */
+/* Software, keeping the CBC chaining value for a kernel call to come
+ * where software cannot tell it. */
 static int soft_crypt(struct afalg_cipher_ctx *ctx, int enc, const uint8_t *in,
 		      size_t size, uint8_t *out, size_t out_size)
 {
-	bool chain = ctx->chain && size >= CBC_BLOCK;
+	bool chain = ctx->chain && size >= CBC_BLOCK && !soft_tells_iv(ctx);
 	uint8_t next_iv[CBC_BLOCK];
 	int ret;
 
