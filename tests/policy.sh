@@ -216,13 +216,18 @@ check_system_cache() {
 	fi
 }
 
+# One case of policy.cases (CASE) with GNUTLS_AFALG=MODES and a cache of
+# its own ($tmp/CACHE): output in $tmp/out, debug log in $tmp/log.
+policy_case() { # policy_case CACHE MODES CASE
+	env XDG_CACHE_HOME="$tmp/$1" GNUTLS_AFALG_SYSTEM_CACHE="$tmp/none" \
+		LD_LIBRARY_PATH="$ACCEL_BIN/../lib" \
+		GNUTLS_AFALG="$2" GNUTLS_DEBUG_LEVEL=2 \
+		"${CONTRACT:?}" --case "$3" "${CASES:?}" >"$tmp/out" 2>"$tmp/log"
+}
+
 # auto: an algorithm calibrates once it has done 16 MiB of work.
 check_calibrate_on_use() {
-	env XDG_CACHE_HOME="$tmp/cache2" GNUTLS_AFALG_SYSTEM_CACHE="$tmp/none" \
-		LD_LIBRARY_PATH="$ACCEL_BIN/../lib" \
-		GNUTLS_AFALG=off,AES-128-GCM=auto GNUTLS_DEBUG_LEVEL=2 \
-		"${CONTRACT:?}" --case "auto calibrates after 16 MiB" \
-		"${CASES:?}" >"$tmp/out" 2>"$tmp/log"
+	policy_case cache2 off,AES-128-GCM=auto "auto calibrates after 16 MiB"
 	if grep -q "^PASS" "$tmp/out" &&
 		[ "$(logged 'AES-128-GCM calibrated in')" = 1 ] &&
 		[ -s "$tmp/cache2/gnutls/afalg" ]; then
@@ -236,19 +241,15 @@ check_calibrate_on_use() {
 # for the process, and nothing is cached, so that a later process
 # measures again instead of trusting a measurement the failure cut short.
 check_calibration_fault() {
-	env XDG_CACHE_HOME="$tmp/cache6" GNUTLS_AFALG_SYSTEM_CACHE="$tmp/none" \
-		LD_LIBRARY_PATH="$ACCEL_BIN/../lib" \
-		GNUTLS_AFALG=off,AES-128-CBC=auto GNUTLS_DEBUG_LEVEL=2 \
-		"${CONTRACT:?}" --case "a kernel fault stops a calibration" \
-		"${CASES:?}" >"$tmp/out" 2>"$tmp/log"
+	policy_case cache7 off,AES-128-CBC=auto "a kernel fault stops a calibration"
 	if ! grep -q "^PASS" "$tmp/out"; then
 		fail "results after a fault in a calibration: $(grep -v '^gnutls' "$tmp/out" | tail -n 3)"
 	elif [ "$(logged 'AES-128-CBC: calibration stopped')" != 1 ]; then
 		fail "the fault did not stop the calibration: $(grep -E 'AES-128-CBC (calibrated|encrypt|decrypt)' "$tmp/log" | sed 's/.*afalg: //' | tr '\n' ' ')"
 	elif [ "$(logged 'never (from a failed calibration)')" != 1 ]; then
 		fail "the thresholds do not say that the calibration failed: $(grep -A1 'afalg: AES-128-CBC: kernel' "$tmp/log" | tail -n 1)"
-	elif grep -qs "^AES-128-CBC " "$tmp/cache6/gnutls/afalg"; then
-		fail "a calibration cut short was cached: $(grep '^AES-128-CBC ' "$tmp/cache6/gnutls/afalg")"
+	elif grep -qs "^AES-128-CBC " "$tmp/cache7/gnutls/afalg"; then
+		fail "a calibration cut short was cached: $(grep "^AES-128-CBC " "$tmp/cache7/gnutls/afalg")"
 	else
 		pass "$(grep 'calibration stopped' "$tmp/log" | sed 's/.*afalg: //'), nothing cached"
 	fi
