@@ -843,18 +843,17 @@ static const char *reason(const struct afalg_alg *alg)
 		return "software: the kernel path is off (repeated failures)";
 	if (alg->mode == AFALG_MODE_KERNEL)
 		return "kernel: every operation the kernel takes";
-	if (alg->threshold[0] == AFALG_NEVER &&
-	    alg->threshold[1] == AFALG_NEVER)
-		return alg->source == AFALG_FROM_DEFAULT ?
-			       "software until measured" :
-		       alg->source == AFALG_FROM_FAILURE ?
-			       "software: its calibration failed, the next "
-			       "process measures again" :
-		       alg->bypassed ?
-			       "software: it was faster at every size (not "
+	if (alg->threshold[0] != AFALG_NEVER ||
+	    alg->threshold[1] != AFALG_NEVER)
+		return "kernel from the threshold up, software below";
+	if (alg->source == AFALG_FROM_DEFAULT)
+		return "software until measured";
+	if (alg->source == AFALG_FROM_FAILURE)
+		return "software: its calibration failed, the next process "
+		       "measures again";
+	return alg->bypassed ? "software: it was faster at every size (not "
 			       "registered: GnuTLS's own code runs)" :
 			       "software: it was faster at every size";
-	return "kernel from the threshold up, software below";
 }
 
 void _afalg_describe(const struct afalg_alg *alg, gnutls_buffer_st *out)
