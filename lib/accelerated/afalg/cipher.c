@@ -205,11 +205,13 @@ static int kernel_op(struct afalg_cipher_ctx *ctx)
 
 /* CBC takes whole blocks, XTS data units of at least one block.  The
  * x86 code refuses other sizes, where Nettle would abort: the module
- * refuses them whichever software it has. */
+ * refuses them whichever software it has.  (Checked on every call: the
+ * CBC block is the constant, not the row's field, so that no division is
+ * made.) */
 static bool cipher_size_ok(const struct afalg_alg *alg, size_t size)
 {
 	if (alg->flags & AFALG_CHAIN_IV)
-		return size % alg->block_size == 0;
+		return size % CBC_BLOCK == 0;
 	return size >= alg->block_size;
 }
 
