@@ -10,12 +10,12 @@
  * done in the kernel is system time), hence MB/s by wall clock, MB/s by CPU
  * time and operations per second (MB = 10^6 bytes).
  *
- * Every operation first copies its input into the buffer it reads, as a
- * TLS record is read into a buffer and then decrypted, and the copy is
- * timed with it.  A call on a buffer that stays put (--in-place)
- * favours software under QEMU's emulation, where AES right after a copy
- * is up to 4x slower (see the README); elsewhere the copy costs every
- * column alike.
+ * With --copy, every operation first copies its input into the buffer it
+ * reads, as a TLS record is read into a buffer and then decrypted, and
+ * the copy is timed with it.  Under QEMU's emulation, software AES right
+ * after the copy can be several times slower, depending on the code
+ * between the two (see the README); elsewhere the copy costs every column
+ * alike.
  *
  * Operations, per family:
  *   cipher  encrypt, decrypt: one gnutls_cipher_init() per cell, then
@@ -29,7 +29,7 @@
  *           per cell, then gnutls_hash() and gnutls_hash_output()
  *
  * Usage: afalg-bench [--algorithms LIST] [--sizes LIST] [--budget SECONDS]
- *                    [--csv FILE] [--in-place] [--progress] [--quiet]
+ *                    [--csv FILE] [--copy] [--progress] [--quiet]
  *        afalg-bench --serve [--sizes LIST]
  *        afalg-bench --list
  *
@@ -127,8 +127,8 @@ static const size_t default_sizes[] = { 16,   64,    256,   1024,
 
 /* One cell's state: its handle and buffers.  plain holds random bytes;
  * data is the input, plain itself or, for AEAD decryption, its ciphertext
- * and tag in ct; each operation copies it to in and reads it there; out
- * takes the output. */
+ * and tag in ct; with --copy each operation copies it to in and reads it
+ * there; out takes the output. */
 struct cell {
 	const struct alg *alg;
 	enum op op;
@@ -143,7 +143,7 @@ struct cell {
 	size_t key_size, nonce_size, tag_size;
 	const unsigned char *plain, *data;
 	unsigned char *ct, *in, *out;
-	int in_place; /* --in-place: no copy, data is read where it is */
+	int copy; /* --copy: data is copied to in before each operation */
 };
 
 struct result {
@@ -172,12 +172,13 @@ static double since(const struct timespec *t0)
 	return (t.tv_sec - t0->tv_sec) + (t.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-/* The input arrives: copied to where the operation reads it. */
+/* The input arrives: with --copy, copied to where the operation reads
+ * it. */
 static const unsigned char *arrive(struct cell *c)
 {
 	size_t n = c->size;
 
-	if (c->in_place)
+	if (!c->copy)
 		return c->data;
 	if (c->alg->family == AEAD && c->op == DECRYPT)
 		n += c->tag_size;
@@ -521,7 +522,7 @@ static void usage(FILE *f)
 		"                         (default: 16,64,256,1024,8192,16384,65536,1048576)\n"
 		"  -b, --budget SECONDS   time per cell (default: 0.2)\n"
 		"  -o, --csv FILE         also write the results as CSV to FILE\n"
-		"      --in-place         no copy of the input before each operation\n"
+		"      --copy             copy the input in before each operation (timed)\n"
 		"  -p, --progress         report progress and time left on stderr\n"
 		"  -q, --quiet            no table on stdout\n"
 		"  -l, --list             list the (chosen) algorithms and their operations\n"
@@ -541,7 +542,7 @@ int main(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "list", no_argument, NULL, 'l' },
 		{ "serve", no_argument, NULL, 'S' },
-		{ "in-place", no_argument, NULL, 'I' },
+		{ "copy", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -596,8 +597,8 @@ int main(int argc, char **argv)
 		case 'S':
 			serving = 1;
 			break;
-		case 'I':
-			c.in_place = 1;
+		case 'C':
+			c.copy = 1;
 			break;
 		case 'h':
 			usage(stdout);

@@ -69,15 +69,14 @@ static double cpu_now(void)
 }
 
 /* Everything a measurement needs; buffers of the largest size plus a
- * tag.  arrived holds the input (for decryptions, a ciphertext that
- * verifies); each operation reads it from in, where it was just copied. */
+ * tag, and a ciphertext that the decryptions can verify. */
 struct bench {
 	struct afalg_alg *alg;
 	uint8_t key[AFALG_MAX_KEY_SIZE];
 	size_t key_size;
 	uint8_t iv[AFALG_MAX_IV_SIZE];
 	uint8_t aad[AAD_SIZE];
-	uint8_t *arrived, *in, *out;
+	uint8_t *in, *out;
 	void *soft;
 	int op;
 };
@@ -98,18 +97,6 @@ static const char *const dir_names[2][2] = { { "encrypt", "decrypt" },
 
 /* ---- one path, one direction, one size --------------------------------- */
 
-/* An operation's input is copied in just before it, as a TLS record is
- * read into a buffer and then decrypted: a call on a buffer that stays
- * put is not what the paths are chosen for.  Under QEMU's emulation the
- * software AES that runs right after a copy is up to 4x slower (see the
- * README); elsewhere the copy costs both paths alike. */
-static void arrive(struct bench *b, int dec, size_t size)
-{
-	if (b->alg->family == AFALG_AEAD && dec)
-		size += b->alg->tag_size;
-	memcpy(b->in, b->arrived, size);
-}
-
 static int soft_cipher(struct bench *b, int dec, size_t size, unsigned n)
 {
 	const gnutls_crypto_cipher_st *o = cops(b);
@@ -117,7 +104,6 @@ static int soft_cipher(struct bench *b, int dec, size_t size, unsigned n)
 	int ret = 0;
 
 	for (i = 0; i < n && ret == 0; i++) {
-		arrive(b, dec, size);
 		if (b->alg->family == AFALG_AEAD && dec)
 			ret = o->aead_decrypt(b->soft, b->iv, b->alg->iv_size,
 					      b->aad, AAD_SIZE,
@@ -127,7 +113,7 @@ static int soft_cipher(struct bench *b, int dec, size_t size, unsigned n)
 		else if (b->alg->family == AFALG_AEAD)
 			ret = o->aead_encrypt(b->soft, b->iv, b->alg->iv_size,
 					      b->aad, AAD_SIZE,
-					      b->alg->tag_size, b->in, size,
+					      b->alg->tag_size, b->out, size,
 					      b->out, size + b->alg->tag_size);
 		else if (dec)
 			ret = o->decrypt(b->soft, b->in, size, b->out, size);
@@ -146,7 +132,6 @@ static int kernel_cipher(struct bench *b, int dec, size_t size, unsigned n)
 	int ret = 0;
 
 	for (i = 0; i < n && ret == 0; i++) {
-		arrive(b, dec, size);
 		if (b->alg->family == AFALG_AEAD)
 			ret = _afalg_kernel_aead(b->op, !dec, iv, iv_size,
 						 b->aad, AAD_SIZE, b->in,
@@ -170,7 +155,6 @@ static int soft_hash(struct bench *b, int oneshot, size_t size, unsigned n)
 	int ret = 0;
 
 	for (i = 0; i < n && ret == 0; i++) {
-		arrive(b, 0, size);
 		if (oneshot && mac)
 			ret = a->soft.mac->fast(a->id, NULL, 0, b->key,
 						b->key_size, b->in, size,
@@ -194,7 +178,6 @@ static int kernel_hash(struct bench *b, int oneshot, size_t size, unsigned n)
 	int ret = 0;
 
 	for (i = 0; i < n && ret == 0; i++) {
-		arrive(b, 0, size);
 		if (oneshot)
 			ret = _afalg_kernel_hash_fast(b->alg, b->key,
 						      b->key_size, b->in, size,
@@ -237,10 +220,9 @@ static int bench_init(struct bench *b, struct afalg_alg *alg)
 	ret = gnutls_rnd(GNUTLS_RND_NONCE, b->key, b->key_size);
 	if (ret < 0)
 		return ret;
-	b->arrived = gnutls_calloc(1, room);
 	b->in = gnutls_calloc(1, room);
 	b->out = gnutls_calloc(1, room);
-	if (b->arrived == NULL || b->in == NULL || b->out == NULL)
+	if (b->in == NULL || b->out == NULL)
 		return gnutls_assert_val(GNUTLS_E_MEMORY_ERROR);
 	gnutls_rnd(GNUTLS_RND_NONCE, b->iv, sizeof(b->iv));
 	return _afalg_kernel_open(alg, b->key, b->key_size, &b->op);
@@ -297,7 +279,7 @@ static int sealed_input(struct bench *b, size_t size)
 	if (ret == 0)
 		ret = cops(b)->aead_encrypt(enc, b->iv, b->alg->iv_size, b->aad,
 					    AAD_SIZE, b->alg->tag_size, b->out,
-					    size, b->arrived,
+					    size, b->in,
 					    size + b->alg->tag_size);
 	cops(b)->deinit(enc);
 	return ret;
@@ -473,7 +455,6 @@ void _afalg_calibrate(struct afalg_alg *alg)
 		ret = measure_dir(&b, dir, &t[dir]);
 	_afalg_kernel_close(&b.op);
 	gnutls_memset(b.key, 0, sizeof(b.key));
-	gnutls_free(b.arrived);
 	gnutls_free(b.in);
 	gnutls_free(b.out);
 	/* a measurement cut short says nothing about the kernel's speed:
