@@ -722,9 +722,7 @@ void _afalg_kernel_init(void)
 {
 	unsigned i, j;
 
-	/* the limit is read at the first descriptor: a process that opens
-	 * none makes no getrlimit() call */
-	__atomic_store_n(&fd_cap, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&fd_cap, fd_limit(), __ATOMIC_RELAXED);
 	digest_slots = gnutls_calloc(_afalg_algs_size, sizeof(*digest_slots));
 	if (digest_slots == NULL)
 		return;
