@@ -134,7 +134,8 @@ static bool fd_reserve(void)
 		return true;
 	/* the application may have raised its limit since */
 	__atomic_store_n(&fd_cap, fd_limit(), __ATOMIC_RELAXED);
-	if (__atomic_load_n(&fd_count, __ATOMIC_RELAXED) <= fd_cap)
+	if (__atomic_load_n(&fd_count, __ATOMIC_RELAXED) <=
+	    __atomic_load_n(&fd_cap, __ATOMIC_RELAXED))
 		return true;
 	__atomic_sub_fetch(&fd_count, 1, __ATOMIC_RELAXED);
 	return false;
