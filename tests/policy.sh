@@ -214,6 +214,19 @@ check_system_cache() {
 	else
 		fail "user and system caches: $(grep 'thresholds from' "$tmp/log" | tr '\n' ' ')"
 	fi
+	# a user's cache with AES-128-GCM and a malformed line after it
+	# counts for nothing, though the system-wide cache is read after it
+	mkdir -p "$tmp/cache7/gnutls"
+	{ cat "$tmp/cache6/gnutls/afalg"; echo "SHA256 x 12x never"; } >"$tmp/cache7/gnutls/afalg"
+	chmod 600 "$tmp/cache7/gnutls/afalg"
+	info env XDG_CACHE_HOME="$tmp/cache7" GNUTLS_AFALG=off,AES-128-GCM=auto,SHA256=auto
+	if [ "$(logged 'SHA256: thresholds from the system cache')" = 1 ] &&
+		[ "$(logged 'thresholds from the user cache')" = 0 ] &&
+		about AES-128-GCM | grep -q "(from default)"; then
+		pass "a malformed user's cache gives nothing, not even its lines before the fault"
+	else
+		fail "malformed user's cache: $(grep 'thresholds from' "$tmp/log" | tr '\n' ' ')"
+	fi
 }
 
 # One case of policy.cases (CASE) with GNUTLS_AFALG=MODES and a cache of

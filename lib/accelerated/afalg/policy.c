@@ -38,6 +38,7 @@
 #include "fips.h"
 #include "locks.h"
 #include "inih/ini.h"
+#include "c-strcase.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -87,7 +88,7 @@ static struct afalg_alg *find_label(const char *s, size_t len, unsigned hint)
 		i = (hint + k) % _afalg_algs_size;
 		label = _afalg_label(&_afalg_algs[i]);
 
-		if (strlen(label) == len && strncasecmp(s, label, len) == 0)
+		if (strlen(label) == len && c_strncasecmp(s, label, len) == 0)
 			return &_afalg_algs[i];
 	}
 	return NULL;
@@ -168,9 +169,9 @@ static int config_entry(void *user, const char *section, const char *name,
 			const char *value)
 {
 	(void)user;
-	if (section == NULL || strcasecmp(section, "afalg") != 0)
+	if (section == NULL || c_strcasecmp(section, "afalg") != 0)
 		return 1;
-	if (strcasecmp(name, "mode") == 0)
+	if (c_strcasecmp(name, "mode") == 0)
 		apply_entry(NULL, 0, value, strlen(value), "[afalg]");
 	else
 		apply_entry(name, strlen(name), value, strlen(value),
@@ -233,6 +234,7 @@ void _afalg_read_settings(void)
 		alg->work = 0;
 		alg->calibrating = false;
 		alg->cached.present = false;
+		alg->cached.from = NULL;
 		alg->settled = alg->mode != AFALG_MODE_AUTO || alg->fixed;
 		alg->soft_only = false;
 		if (alg->fixed)
@@ -379,7 +381,7 @@ static void cache_key(char *buf, size_t size)
 	_gnutls_str_cat(buf, size, "|cpu ");
 	_gnutls_str_cat(buf, size, cpu);
 	_gnutls_str_cat(buf, size, "|gnutls ");
-	_gnutls_str_cat(buf, size, gnutls_check_version(NULL));
+	_gnutls_str_cat(buf, size, VERSION);
 	/* the software path also depends on which CPU features GnuTLS and
 	 * Nettle were told to use */
 	_gnutls_str_cat(buf, size, "|cpuid ");
@@ -545,8 +547,8 @@ static int parse_line(char *line, char **label, char **driver, size_t *t0,
 static void load_cache(const char *path, char *key, size_t key_size)
 {
 	char *buf, *p, *line, *label, *driver;
+	const char *from;
 	struct afalg_alg *alg;
-	bool *seen = NULL;
 	size_t t0, t1;
 	unsigned i, next = 0;
 
@@ -564,10 +566,9 @@ static void load_cache(const char *path, char *key, size_t key_size)
 				  path);
 		goto out;
 	}
-	/* the lines go beside the algorithms once all of them are read */
-	seen = gnutls_calloc(_afalg_algs_size, sizeof(*seen));
-	if (seen == NULL)
-		goto out;
+	/* the lines go beside the algorithms, marked as this file's by
+	 * cached.from, and count once all of them are read */
+	from = strcmp(path, system_cache_path()) == 0 ? "system" : "user";
 	while ((line = next_line(&p)) != NULL) {
 		if (parse_line(line, &label, &driver, &t0, &t1) < 0) {
 			_gnutls_debug_log("afalg: ignoring %s: malformed\n",
@@ -581,21 +582,16 @@ static void load_cache(const char *path, char *key, size_t key_size)
 		next = i + 1;
 		if (alg->cached.present)
 			continue;
-		seen[i] = true;
-		strcpy(alg->cached.driver, driver);
+		_gnutls_str_cpy(alg->cached.driver, sizeof(alg->cached.driver),
+				driver);
 		alg->cached.threshold[0] = t0;
 		alg->cached.threshold[1] = t1;
+		alg->cached.from = from;
 	}
-	for (i = 0; i < _afalg_algs_size; i++) {
-		if (!seen[i])
-			continue;
-		_afalg_algs[i].cached.present = true;
-		_afalg_algs[i].cached.from =
-			strcmp(path, system_cache_path()) == 0 ? "system" :
-								 "user";
-	}
+	for (i = 0; i < _afalg_algs_size; i++)
+		if (_afalg_algs[i].cached.from == from)
+			_afalg_algs[i].cached.present = true;
 out:
-	gnutls_free(seen);
 	gnutls_free(buf);
 }
 
@@ -618,7 +614,9 @@ void _afalg_apply_cache(struct afalg_alg *alg)
 		if (d.name[0] == 0 && _afalg_kernel_probe(alg) == 0)
 			_afalg_kernel_driver(alg->kname, &d);
 	} else {
-		snprintf(d.name, sizeof(d.name), "%s", alg->cached.driver);
+		/* no snprintf(): at start-up, under emulation, its first
+		 * call costs half a millisecond */
+		_gnutls_str_cpy(d.name, sizeof(d.name), alg->cached.driver);
 	}
 	if (strcmp(d.name, alg->cached.driver) != 0) {
 		_gnutls_debug_log(
