@@ -549,6 +549,7 @@ static void load_cache(const char *path, char *key, size_t key_size)
 	char *buf, *p, *line, *label, *driver;
 	const char *from;
 	struct afalg_alg *alg;
+	bool malformed = false;
 	size_t t0, t1;
 	unsigned i, next = 0;
 
@@ -573,7 +574,8 @@ static void load_cache(const char *path, char *key, size_t key_size)
 		if (parse_line(line, &label, &driver, &t0, &t1) < 0) {
 			_gnutls_debug_log("afalg: ignoring %s: malformed\n",
 					  path);
-			goto out;
+			malformed = true;
+			break;
 		}
 		alg = find_label(label, strlen(label), next);
 		if (alg == NULL)
@@ -588,9 +590,17 @@ static void load_cache(const char *path, char *key, size_t key_size)
 		alg->cached.threshold[1] = t1;
 		alg->cached.from = from;
 	}
-	for (i = 0; i < _afalg_algs_size; i++)
-		if (_afalg_algs[i].cached.from == from)
-			_afalg_algs[i].cached.present = true;
+	/* nothing of a malformed file counts, not even for a file of the
+	 * same name read later */
+	for (i = 0; i < _afalg_algs_size; i++) {
+		alg = &_afalg_algs[i];
+		if (alg->cached.present || alg->cached.from != from)
+			continue;
+		if (malformed)
+			alg->cached.from = NULL;
+		else
+			alg->cached.present = true;
+	}
 out:
 	gnutls_free(buf);
 }
