@@ -9,7 +9,7 @@
 # differential test).
 #
 # Where AF_ALG is missing the module registers nothing: every check but
-# start-up then skips.
+# start-up and labels then skips.
 #
 # SPDX-License-Identifier: LGPL-2.1-or-later
 
@@ -54,6 +54,19 @@ check_startup() {
 		fail "gnutls-cli --version printed to stderr: $(head -c 200 "$tmp/err")"
 	else
 		pass "gnutls-cli --version: $sockets AF_ALG socket call, nothing printed"
+	fi
+}
+
+# The table's labels, matched by the settings and the cache, are
+# GnuTLS's names (checked by the module when debugging).
+check_labels() {
+	info env
+	if [ "$(logged "afalg:")" = 0 ]; then
+		fail "no debug log from the module"
+	elif [ "$(logged "is not GnuTLS's name")" != 0 ]; then
+		fail "$(grep "is not GnuTLS's name" "$tmp/log" | head -n 3 | tr '\n' ' ')"
+	else
+		pass "every label in the table is GnuTLS's name"
 	fi
 }
 
@@ -151,6 +164,16 @@ check_cache() {
 		fail "the system cache was opened though the user's has every algorithm: $(grep "$tmp/system" "$tmp/trace" | head -n 1)"
 	else
 		pass "with every algorithm in the user's cache, the system cache is not opened"
+	fi
+	# a cache was made under this kernel, with AF_ALG: start-up does not
+	# ask the kernel again
+	env XDG_CACHE_HOME="$tmp/cache" GNUTLS_AFALG_SYSTEM_CACHE="$tmp/system" \
+		GNUTLS_AFALG=$only strace -f -o "$tmp/trace" -e trace=socket \
+		"$cli" --version >/dev/null 2>&1
+	if grep -q 'socket(AF_ALG' "$tmp/trace"; then
+		fail "start-up with a cache asked the kernel: $(grep 'socket(AF_ALG' "$tmp/trace" | head -n 1)"
+	else
+		pass "start-up with a cache makes no AF_ALG socket call"
 	fi
 }
 
@@ -376,12 +399,12 @@ sized_cases() {
 	mv "$tmp/log.all" "$tmp/log"
 }
 
-checks=(startup off default overrides invalid config cache bad_cache
+checks=(startup labels off default overrides invalid config cache bad_cache
 	system_cache calibrate_on_use calibration_fault auto_paths sized
 	bypass)
 [ "${1:-all}" = all ] || checks=("$@")
 for check in "${checks[@]}"; do
-	if [ "$check" != startup ] && ! have_afalg; then
+	if [ "$check" != startup ] && [ "$check" != labels ] && ! have_afalg; then
 		skip "no AF_ALG here: the module registers nothing"
 		continue
 	fi

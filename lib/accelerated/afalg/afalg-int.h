@@ -98,7 +98,7 @@ union afalg_soft {
 struct afalg_alg {
 	enum afalg_family family;
 	int id; /* gnutls_{cipher,mac,digest}_algorithm_t */
-	const char *label; /* operator's name, if not GnuTLS's (HMAC-SHA1) */
+	const char *label; /* operator's name: GnuTLS's, but HMAC-SHA1 */
 	const char *kname; /* kernel crypto API name */
 	unsigned key_size; /* 0: any (HMAC keys) */
 	unsigned iv_size; /* IV, or AEAD nonce (CCM: the TLS one) */
@@ -107,7 +107,6 @@ struct afalg_alg {
 	unsigned flags;
 
 	/* set by _gnutls_afalg_init() (policy.c) */
-	const char *name; /* GnuTLS's name for id */
 	enum afalg_mode mode;
 	bool forced; /* the operator named the mode explicitly */
 	bool fixed; /* the operator set a size */
@@ -162,12 +161,16 @@ void _afalg_count(struct afalg_alg *alg, bool kernel);
 size_t _afalg_kernel_iv(const struct afalg_alg *alg, const void *nonce,
 			size_t nonce_size, uint8_t iv[AFALG_MAX_IV_SIZE]);
 
+/* afalg.c: registration */
+void _afalg_take_software(struct afalg_alg *alg);
+
 /* policy.c: the operator's settings, the thresholds, the cache */
 void _afalg_read_settings(void);
 const char *_afalg_mode_name(const struct afalg_alg *alg);
 void _afalg_account(struct afalg_alg *alg, size_t size);
 void _afalg_load_caches(void);
 void _afalg_apply_cache(struct afalg_alg *alg);
+bool _afalg_caches_found(void);
 bool _afalg_cached_software(struct afalg_alg *alg);
 int _afalg_save_cache(bool system);
 void _afalg_calibrate_all(void);

@@ -23,8 +23,9 @@
  * of what GnuTLS had for it, and what GnuTLS had becomes its software
  * path; but an algorithm in auto mode that a cache keeps in software at
  * every size is left to what GnuTLS had.  Nothing is asked of the kernel
- * here beyond one socket() call: an algorithm is bound the first time
- * an operation goes to the kernel.
+ * here beyond one socket() call, and not that when a cache has a
+ * measurement: an algorithm is bound the first time an operation goes to
+ * the kernel.
  *
  * GNUTLS_AFALG is a comma-separated list: a mode for every algorithm
  * (off, auto or kernel; default auto) and NAME=MODE for one, e.g.
@@ -57,8 +58,9 @@ static const gnutls_crypto_cipher_st *cipher_ops(const struct afalg_alg *alg)
 	return &_afalg_aead_ops;
 }
 
-/* What GnuTLS has for the algorithm becomes its software path. */
-static void take_software(struct afalg_alg *alg)
+/* What GnuTLS has for the algorithm becomes its software path: at
+ * registration, or (an algorithm left to GnuTLS) to calibrate it. */
+void _afalg_take_software(struct afalg_alg *alg)
 {
 	switch (alg->family) {
 	case AFALG_CIPHER:
@@ -108,23 +110,21 @@ int _gnutls_afalg_init(void)
 	for (i = 0; i < _afalg_algs_size; i++)
 		if (_afalg_algs[i].mode != AFALG_MODE_OFF)
 			break;
-	if (i == _afalg_algs_size || !_afalg_kernel_present())
+	if (i == _afalg_algs_size ||
+	    (!_afalg_caches_found() && !_afalg_kernel_present()))
 		return 0;
 	_afalg_kernel_init();
 
 	for (i = 0; i < _afalg_algs_size; i++) {
 		struct afalg_alg *alg = &_afalg_algs[i];
 
-		alg->absent = false;
-		alg->announced = false;
-		alg->bypassed = false;
 		if (alg->mode == AFALG_MODE_OFF)
 			continue;
-		take_software(alg);
 		if (_afalg_cached_software(alg)) {
 			bypassed++;
 			continue;
 		}
+		_afalg_take_software(alg);
 		ret = register_alg(alg);
 		if (ret < 0) {
 			_gnutls_debug_log("afalg: cannot register %s: %s\n",
@@ -146,30 +146,33 @@ int _gnutls_afalg_init(void)
 
 /* The statistics say which path carried the work; tests read them from
  * the debug log (GNUTLS_DEBUG_LEVEL=2). */
-void _gnutls_afalg_deinit(void)
+static void log_stats(void)
 {
 	unsigned i;
 
-	_afalg_kernel_deinit();
 	for (i = 0; i < _afalg_algs_size; i++) {
-		struct afalg_alg *alg = &_afalg_algs[i];
+		const struct afalg_alg *alg = &_afalg_algs[i];
 		unsigned long kernel_ops, soft_ops;
 
-		alg->bypassed = false;
-		if (!alg->registered)
-			continue;
-		alg->registered = false;
-		kernel_ops = __atomic_exchange_n(&alg->kernel_ops, 0,
-						 __ATOMIC_RELAXED);
-		soft_ops = __atomic_exchange_n(&alg->soft_ops, 0,
-					       __ATOMIC_RELAXED);
-		if (kernel_ops + soft_ops == 0)
+		kernel_ops =
+			__atomic_load_n(&alg->kernel_ops, __ATOMIC_RELAXED);
+		soft_ops = __atomic_load_n(&alg->soft_ops, __ATOMIC_RELAXED);
+		if (!alg->registered || kernel_ops + soft_ops == 0)
 			continue;
 		_gnutls_debug_log(
 			"afalg: stats %s %s: %lu kernel, %lu software\n",
 			family_names[alg->family], _afalg_name(alg), kernel_ops,
 			soft_ops);
 	}
+}
+
+/* What a registration leaves is reset by the next one (policy.c), so
+ * that a process that did nothing does nothing here. */
+void _gnutls_afalg_deinit(void)
+{
+	_afalg_kernel_deinit();
+	if (unlikely(_gnutls_log_level >= 2))
+		log_stats();
 }
 
 /* For the afalgtool command: a description of every algorithm, after

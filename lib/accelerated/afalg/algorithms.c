@@ -27,18 +27,19 @@
 
 #include <string.h>
 
-#define CIPHER(_id, _kname, _key, _iv, _block, _flags)             \
-	{                                                          \
-		.family = AFALG_CIPHER, .id = GNUTLS_CIPHER_##_id, \
-		.kname = _kname, .key_size = _key, .iv_size = _iv, \
-		.block_size = _block, .flags = _flags              \
+#define CIPHER(_id, _label, _kname, _key, _iv, _block, _flags)        \
+	{                                                             \
+		.family = AFALG_CIPHER, .id = GNUTLS_CIPHER_##_id,    \
+		.label = _label, .kname = _kname, .key_size = _key,   \
+		.iv_size = _iv, .block_size = _block, .flags = _flags \
 	}
 
-#define AEAD(_id, _kname, _key, _nonce, _tag, _flags)                 \
+#define AEAD(_id, _label, _kname, _key, _nonce, _tag, _flags)         \
 	{                                                             \
 		.family = AFALG_AEAD, .id = GNUTLS_CIPHER_##_id,      \
-		.kname = _kname, .key_size = _key, .iv_size = _nonce, \
-		.tag_size = _tag, .block_size = 1, .flags = _flags    \
+		.label = _label, .kname = _kname, .key_size = _key,   \
+		.iv_size = _nonce, .tag_size = _tag, .block_size = 1, \
+		.flags = _flags                                       \
 	}
 
 #define MAC(_id, _label, _kname, _key, _out, _block)                          \
@@ -48,26 +49,35 @@
 		.block_size = _block                                          \
 	}
 
-#define DIGEST(_id, _kname, _out, _block)                               \
-	{                                                               \
-		.family = AFALG_DIGEST, .id = GNUTLS_DIG_##_id,         \
-		.kname = _kname, .tag_size = _out, .block_size = _block \
+#define DIGEST(_id, _label, _kname, _out, _block)                   \
+	{                                                           \
+		.family = AFALG_DIGEST, .id = GNUTLS_DIG_##_id,     \
+		.label = _label, .kname = _kname, .tag_size = _out, \
+		.block_size = _block                                \
 	}
 
 struct afalg_alg _afalg_algs[] = {
-	CIPHER(AES_128_CBC, "cbc(aes)", 16, 16, 16, AFALG_CHAIN_IV),
-	CIPHER(AES_192_CBC, "cbc(aes)", 24, 16, 16, AFALG_CHAIN_IV),
-	CIPHER(AES_256_CBC, "cbc(aes)", 32, 16, 16, AFALG_CHAIN_IV),
-	CIPHER(AES_128_XTS, "xts(aes)", 32, 16, 16, 0),
-	CIPHER(AES_256_XTS, "xts(aes)", 64, 16, 16, 0),
+	CIPHER(AES_128_CBC, "AES-128-CBC", "cbc(aes)", 16, 16, 16,
+	       AFALG_CHAIN_IV),
+	CIPHER(AES_192_CBC, "AES-192-CBC", "cbc(aes)", 24, 16, 16,
+	       AFALG_CHAIN_IV),
+	CIPHER(AES_256_CBC, "AES-256-CBC", "cbc(aes)", 32, 16, 16,
+	       AFALG_CHAIN_IV),
+	CIPHER(AES_128_XTS, "AES-128-XTS", "xts(aes)", 32, 16, 16, 0),
+	CIPHER(AES_256_XTS, "AES-256-XTS", "xts(aes)", 64, 16, 16, 0),
 
-	AEAD(AES_128_GCM, "gcm(aes)", 16, 12, 16, 0),
-	AEAD(AES_256_GCM, "gcm(aes)", 32, 12, 16, 0),
-	AEAD(AES_128_CCM, "ccm(aes)", 16, 12, 16, AFALG_CCM_NONCE),
-	AEAD(AES_256_CCM, "ccm(aes)", 32, 12, 16, AFALG_CCM_NONCE),
-	AEAD(AES_128_CCM_8, "ccm(aes)", 16, 12, 8, AFALG_CCM_NONCE),
-	AEAD(AES_256_CCM_8, "ccm(aes)", 32, 12, 8, AFALG_CCM_NONCE),
-	AEAD(CHACHA20_POLY1305, "rfc7539(chacha20,poly1305)", 32, 12, 16, 0),
+	AEAD(AES_128_GCM, "AES-128-GCM", "gcm(aes)", 16, 12, 16, 0),
+	AEAD(AES_256_GCM, "AES-256-GCM", "gcm(aes)", 32, 12, 16, 0),
+	AEAD(AES_128_CCM, "AES-128-CCM", "ccm(aes)", 16, 12, 16,
+	     AFALG_CCM_NONCE),
+	AEAD(AES_256_CCM, "AES-256-CCM", "ccm(aes)", 32, 12, 16,
+	     AFALG_CCM_NONCE),
+	AEAD(AES_128_CCM_8, "AES-128-CCM-8", "ccm(aes)", 16, 12, 8,
+	     AFALG_CCM_NONCE),
+	AEAD(AES_256_CCM_8, "AES-256-CCM-8", "ccm(aes)", 32, 12, 8,
+	     AFALG_CCM_NONCE),
+	AEAD(CHACHA20_POLY1305, "CHACHA20-POLY1305",
+	     "rfc7539(chacha20,poly1305)", 32, 12, 16, 0),
 
 	MAC(SHA1, "HMAC-SHA1", "hmac(sha1)", 0, 20, 64),
 	MAC(SHA224, "HMAC-SHA224", "hmac(sha224)", 0, 28, 64),
@@ -77,15 +87,15 @@ struct afalg_alg _afalg_algs[] = {
 	MAC(AES_CMAC_128, "AES-CMAC-128", "cmac(aes)", 16, 16, 16),
 	MAC(AES_CMAC_256, "AES-CMAC-256", "cmac(aes)", 32, 16, 16),
 
-	DIGEST(SHA1, "sha1", 20, 64),
-	DIGEST(SHA224, "sha224", 28, 64),
-	DIGEST(SHA256, "sha256", 32, 64),
-	DIGEST(SHA384, "sha384", 48, 128),
-	DIGEST(SHA512, "sha512", 64, 128),
-	DIGEST(SHA3_224, "sha3-224", 28, 144),
-	DIGEST(SHA3_256, "sha3-256", 32, 136),
-	DIGEST(SHA3_384, "sha3-384", 48, 104),
-	DIGEST(SHA3_512, "sha3-512", 64, 72),
+	DIGEST(SHA1, "SHA1", "sha1", 20, 64),
+	DIGEST(SHA224, "SHA224", "sha224", 28, 64),
+	DIGEST(SHA256, "SHA256", "sha256", 32, 64),
+	DIGEST(SHA384, "SHA384", "sha384", 48, 128),
+	DIGEST(SHA512, "SHA512", "sha512", 64, 128),
+	DIGEST(SHA3_224, "SHA3-224", "sha3-224", 28, 144),
+	DIGEST(SHA3_256, "SHA3-256", "sha3-256", 32, 136),
+	DIGEST(SHA3_384, "SHA3-384", "sha3-384", 48, 104),
+	DIGEST(SHA3_512, "SHA3-512", "sha3-512", 64, 72),
 };
 
 const unsigned _afalg_algs_size = sizeof(_afalg_algs) / sizeof(_afalg_algs[0]);
@@ -116,9 +126,22 @@ static const char *lookup_name(const struct afalg_alg *alg)
 	return NULL;
 }
 
-/* The lookups by id, and each algorithm's name: looking it up in
- * GnuTLS's tables every time would cost the settings and the cache a
- * search per algorithm and line at start-up. */
+/* Whether a row's label is GnuTLS's name for its id, or for a MAC
+ * "HMAC-" and the digest's name. */
+static bool label_is_gnutls(const struct afalg_alg *alg)
+{
+	const char *name = lookup_name(alg);
+
+	if (name == NULL)
+		return false;
+	if (alg->family == AFALG_MAC && strncmp(alg->label, "HMAC-", 5) == 0)
+		return strcmp(alg->label + 5, name) == 0;
+	return strcmp(alg->label, name) == 0;
+}
+
+/* The lookups by id.  The labels are checked against GnuTLS's names only
+ * when debugging (tests do): at start-up, every other process would pay
+ * for the search. */
 void _afalg_index(void)
 {
 	unsigned i;
@@ -128,9 +151,10 @@ void _afalg_index(void)
 
 		if (alg->id >= 0 && alg->id < MAX_ID)
 			by_id[id_kind(alg->family)][alg->id] = alg;
-		alg->name = lookup_name(alg);
-		if (alg->name == NULL)
-			alg->name = "unknown";
+		if (unlikely(_gnutls_log_level >= 2) && !label_is_gnutls(alg))
+			_gnutls_debug_log("afalg: the table's %s is not "
+					  "GnuTLS's name for it\n",
+					  alg->label);
 	}
 }
 
@@ -141,9 +165,12 @@ struct afalg_alg *_afalg_find(enum afalg_family family, int id)
 	return by_id[id_kind(family)][id];
 }
 
+/* GnuTLS's name for the algorithm (for MACs, that of the digest). */
 const char *_afalg_name(const struct afalg_alg *alg)
 {
-	return alg->name != NULL ? alg->name : lookup_name(alg);
+	const char *name = lookup_name(alg);
+
+	return name != NULL ? name : "unknown";
 }
 
 /* CCM takes any nonce of 7 to 13 bytes; the others their own size. */
@@ -154,11 +181,13 @@ bool _afalg_nonce_ok(const struct afalg_alg *alg, size_t nonce_size)
 	return nonce_size == alg->iv_size;
 }
 
-/* The name an operator uses for the algorithm (GNUTLS_AFALG): GnuTLS's
- * own, except for MACs, whose HMAC names would be those of the digests. */
+/* The name an operator uses for the algorithm (GNUTLS_AFALG, the cache):
+ * GnuTLS's own, except for MACs, whose HMAC names would be those of the
+ * digests.  It is in the table, not looked up: the settings and the
+ * cache are matched against it at start-up. */
 const char *_afalg_label(const struct afalg_alg *alg)
 {
-	return alg->label != NULL ? alg->label : _afalg_name(alg);
+	return alg->label;
 }
 
 /* The statistics are logged at level 2 only, and only counted then: a

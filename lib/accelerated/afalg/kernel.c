@@ -736,14 +736,17 @@ void _afalg_kernel_init(void)
 }
 
 /* Closes what the module keeps between operations, so that no
- * descriptor outlives gnutls_global_deinit(). */
+ * descriptor outlives gnutls_global_deinit(); with none open (most
+ * processes) there is nothing to look at. */
 void _afalg_kernel_deinit(void)
 {
 	unsigned i;
 
 	if (digest_slots == NULL)
 		return;
-	for (i = 0; i < _afalg_algs_size; i++) {
+	for (i = 0; __atomic_load_n(&fd_count, __ATOMIC_RELAXED) > 0 &&
+		    i < _afalg_algs_size;
+	     i++) {
 		pool_drop(&digest_slots[i]);
 		_afalg_kernel_close(&digest_slots[i].tfm);
 	}

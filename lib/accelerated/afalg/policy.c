@@ -63,9 +63,11 @@ static const char *const mode_names[] = {
 	[AFALG_MODE_KERNEL] = "kernel",
 };
 
-/* the threshold caches have been read (see _afalg_load_caches()) */
+/* the threshold caches have been read (see _afalg_load_caches()), and
+ * had a measurement that counts */
 GNUTLS_STATIC_MUTEX(cache_lock);
 static bool caches_read;
+static bool caches_found;
 
 const char *const _afalg_source_names[] = {
 	[AFALG_FROM_DEFAULT] = "default",
@@ -77,18 +79,22 @@ const char *const _afalg_source_names[] = {
 
 /* ---- settings ---------------------------------------------------------- */
 
-/* The algorithm an operator's name stands for; the search starts at
- * row hint (a cache lists the algorithms in the table's order). */
-static struct afalg_alg *find_label(const char *s, size_t len, unsigned hint)
+/* The algorithm a name stands for: an operator's, in any case, or a
+ * cache's (exact); the search starts at row hint (a cache lists the
+ * algorithms in the table's order). */
+static struct afalg_alg *find_label(const char *s, size_t len, unsigned hint,
+				    bool exact)
 {
 	const char *label;
 	unsigned i, k;
 
 	for (k = 0; k < _afalg_algs_size; k++) {
 		i = (hint + k) % _afalg_algs_size;
-		label = _afalg_label(&_afalg_algs[i]);
-
-		if (strlen(label) == len && c_strncasecmp(s, label, len) == 0)
+		label = _afalg_algs[i].label;
+		if (strlen(label) != len)
+			continue;
+		if (exact ? memcmp(s, label, len) == 0 :
+			    c_strncasecmp(s, label, len) == 0)
 			return &_afalg_algs[i];
 	}
 	return NULL;
@@ -131,7 +137,8 @@ static void apply_entry(const char *name, size_t name_len, const char *value,
 	int mode = parse_value(value, len, &size);
 	unsigned i;
 
-	if (name_len > 0 && (alg = find_label(name, name_len, 0)) == NULL)
+	if (name_len > 0 &&
+	    (alg = find_label(name, name_len, 0, false)) == NULL)
 		mode = -1;
 	if (mode < 0) {
 		_gnutls_debug_log("afalg: ignoring '%.*s%s%.*s' in %s\n",
@@ -222,10 +229,17 @@ void _afalg_read_settings(void)
 		alg = &_afalg_algs[i];
 		apply(alg, AFALG_MODE_AUTO, 0, false);
 		alg->forced = false;
+		alg->registered = false;
+		alg->bypassed = false;
+		alg->absent = false;
+		alg->announced = false;
+		alg->kernel_ops = 0;
+		alg->soft_ops = 0;
 	}
 	read_config();
 	read_env();
 	caches_read = false;
+	caches_found = false;
 
 	for (i = 0; i < _afalg_algs_size; i++) {
 		alg = &_afalg_algs[i];
@@ -372,22 +386,25 @@ static void cache_key(char *buf, size_t size)
 {
 	char cpu[128];
 	struct utsname u;
+	/* the software path also depends on which CPU features GnuTLS and
+	 * Nettle were told to use */
+	const char *parts[] = {
+		"kernel ",  u.release,
+		"|cpu ",    cpu,
+		"|gnutls ", VERSION,
+		"|cpuid ",  env_value("GNUTLS_CPUID_OVERRIDE"),
+		"|nettle ", env_value("NETTLE_FAT_OVERRIDE"),
+	};
+	unsigned i;
 
 	cpu_model(cpu, sizeof(cpu));
 	if (uname(&u) < 0)
 		_gnutls_str_cpy(u.release, sizeof(u.release), "unknown");
-	_gnutls_str_cpy(buf, size, "kernel ");
-	_gnutls_str_cat(buf, size, u.release);
-	_gnutls_str_cat(buf, size, "|cpu ");
-	_gnutls_str_cat(buf, size, cpu);
-	_gnutls_str_cat(buf, size, "|gnutls ");
-	_gnutls_str_cat(buf, size, VERSION);
-	/* the software path also depends on which CPU features GnuTLS and
-	 * Nettle were told to use */
-	_gnutls_str_cat(buf, size, "|cpuid ");
-	_gnutls_str_cat(buf, size, env_value("GNUTLS_CPUID_OVERRIDE"));
-	_gnutls_str_cat(buf, size, "|nettle ");
-	_gnutls_str_cat(buf, size, env_value("NETTLE_FAT_OVERRIDE"));
+	buf[0] = 0;
+	/* a loop rather than a call per part: under emulation each call
+	 * site run for the first time in a process costs */
+	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		_gnutls_str_cat(buf, size, parts[i]);
 }
 
 /* $XDG_CACHE_HOME/gnutls, or ~/.cache/gnutls; with /afalg unless dir. */
@@ -577,7 +594,7 @@ static void load_cache(const char *path, char *key, size_t key_size)
 			malformed = true;
 			break;
 		}
-		alg = find_label(label, strlen(label), next);
+		alg = find_label(label, strlen(label), next, true);
 		if (alg == NULL)
 			continue;
 		i = alg - _afalg_algs;
@@ -596,10 +613,12 @@ static void load_cache(const char *path, char *key, size_t key_size)
 		alg = &_afalg_algs[i];
 		if (alg->cached.present || alg->cached.from != from)
 			continue;
-		if (malformed)
+		if (malformed) {
 			alg->cached.from = NULL;
-		else
+		} else {
 			alg->cached.present = true;
+			caches_found = true;
+		}
 	}
 out:
 	gnutls_free(buf);
@@ -608,8 +627,8 @@ out:
 /* A cached measurement that sends some operations to the kernel counts
  * if the kernel still has the driver it was made with (the algorithm is
  * bound once if the kernel has not yet instantiated it).  One that keeps
- * every operation in software needs no check: it is the default path,
- * and the check (reading /proc/crypto) would cost more than it saves. */
+ * every operation in software was taken at start-up, unchecked
+ * (_afalg_cached_software()). */
 void _afalg_apply_cache(struct afalg_alg *alg)
 {
 	struct afalg_driver d;
@@ -618,16 +637,9 @@ void _afalg_apply_cache(struct afalg_alg *alg)
 	if (!alg->cached.present || alg->source != AFALG_FROM_DEFAULT)
 		return;
 	alg->cached.present = false;
-	if (alg->cached.threshold[0] != AFALG_NEVER ||
-	    alg->cached.threshold[1] != AFALG_NEVER) {
+	_afalg_kernel_driver(alg->kname, &d);
+	if (d.name[0] == 0 && _afalg_kernel_probe(alg) == 0)
 		_afalg_kernel_driver(alg->kname, &d);
-		if (d.name[0] == 0 && _afalg_kernel_probe(alg) == 0)
-			_afalg_kernel_driver(alg->kname, &d);
-	} else {
-		/* no snprintf(): at start-up, under emulation, its first
-		 * call costs half a millisecond */
-		_gnutls_str_cpy(d.name, sizeof(d.name), alg->cached.driver);
-	}
 	if (strcmp(d.name, alg->cached.driver) != 0) {
 		_gnutls_debug_log(
 			"afalg: %s: the %s cache measured %s, the kernel has %s\n",
@@ -767,19 +779,35 @@ static void settle(struct afalg_alg *alg)
 	}
 }
 
-/* At start-up: an algorithm in auto mode that a cache keeps in software
- * at every size is settled, and the caller leaves it unregistered, so
- * that its operations take GnuTLS's own code with nothing of the module
- * in between (on most machines, most algorithms). */
+/* At start-up, before anything is registered: reads the caches if an
+ * algorithm is in auto mode, and says whether one had a measurement.
+ * Measurements are made under the kernel they are keyed by, and only of
+ * algorithms it had through AF_ALG: with one, the kernel need not be
+ * asked whether it has AF_ALG. */
+bool _afalg_caches_found(void)
+{
+	if (!all_cached())
+		_afalg_load_caches();
+	return caches_found;
+}
+
+/* At start-up, after _afalg_caches_found(): an algorithm in auto mode
+ * that a cache keeps in software at every size is settled, and the
+ * caller leaves it unregistered, so that its operations take GnuTLS's
+ * own code with nothing of the module in between (on most machines,
+ * most algorithms).  Its driver is not checked: the default path needs
+ * no driver, and the check (reading /proc/crypto) would cost more than
+ * it saves. */
 bool _afalg_cached_software(struct afalg_alg *alg)
 {
-	if (alg->mode != AFALG_MODE_AUTO || alg->fixed)
-		return false;
-	_afalg_load_caches();
-	if (!alg->cached.present || alg->cached.threshold[0] != AFALG_NEVER ||
+	if (alg->mode != AFALG_MODE_AUTO || alg->fixed ||
+	    !alg->cached.present || alg->cached.threshold[0] != AFALG_NEVER ||
 	    alg->cached.threshold[1] != AFALG_NEVER)
 		return false;
-	_afalg_apply_cache(alg);
+	alg->cached.present = false;
+	set_thresholds(alg, AFALG_NEVER, AFALG_NEVER, AFALG_FROM_CACHE);
+	_gnutls_debug_log("afalg: %s: thresholds from the %s cache\n",
+			  alg->label, alg->cached.from);
 	alg->bypassed = true;
 	settle(alg);
 	return true;
@@ -821,6 +849,8 @@ void _afalg_calibrate_all(void)
 		if ((!alg->registered && !alg->bypassed) ||
 		    alg->mode != AFALG_MODE_AUTO || alg->fixed)
 			continue;
+		if (alg->bypassed)
+			_afalg_take_software(alg);
 		_afalg_calibrate(alg);
 		settle(alg);
 	}
