@@ -744,11 +744,11 @@ void _afalg_kernel_deinit(void)
 
 	if (digest_slots == NULL)
 		return;
-	for (i = 0; __atomic_load_n(&fd_count, __ATOMIC_RELAXED) > 0 &&
-		    i < _afalg_algs_size;
-	     i++) {
-		pool_drop(&digest_slots[i]);
-		_afalg_kernel_close(&digest_slots[i].tfm);
+	if (__atomic_load_n(&fd_count, __ATOMIC_RELAXED) > 0) {
+		for (i = 0; i < _afalg_algs_size; i++) {
+			pool_drop(&digest_slots[i]);
+			_afalg_kernel_close(&digest_slots[i].tfm);
+		}
 	}
 	gnutls_free(digest_slots);
 	digest_slots = NULL;
