@@ -624,6 +624,15 @@ out:
 	gnutls_free(buf);
 }
 
+/* The cached measurement becomes the algorithm's thresholds. */
+static void use_cached(struct afalg_alg *alg)
+{
+	set_thresholds(alg, alg->cached.threshold[0], alg->cached.threshold[1],
+		       AFALG_FROM_CACHE);
+	_gnutls_debug_log("afalg: %s: thresholds from the %s cache\n",
+			  _afalg_label(alg), alg->cached.from);
+}
+
 /* A cached measurement that sends some operations to the kernel counts
  * if the kernel still has the driver it was made with (the algorithm is
  * bound once if the kernel has not yet instantiated it).  One that keeps
@@ -647,10 +656,7 @@ void _afalg_apply_cache(struct afalg_alg *alg)
 			d.name[0] ? d.name : "none");
 		return;
 	}
-	set_thresholds(alg, alg->cached.threshold[0], alg->cached.threshold[1],
-		       AFALG_FROM_CACHE);
-	_gnutls_debug_log("afalg: %s: thresholds from the %s cache\n",
-			  _afalg_label(alg), alg->cached.from);
+	use_cached(alg);
 }
 
 static void format_threshold(char *buf, size_t size, size_t t)
@@ -805,9 +811,7 @@ bool _afalg_cached_software(struct afalg_alg *alg)
 	    alg->cached.threshold[1] != AFALG_NEVER)
 		return false;
 	alg->cached.present = false;
-	set_thresholds(alg, AFALG_NEVER, AFALG_NEVER, AFALG_FROM_CACHE);
-	_gnutls_debug_log("afalg: %s: thresholds from the %s cache\n",
-			  alg->label, alg->cached.from);
+	use_cached(alg);
 	alg->bypassed = true;
 	settle(alg);
 	return true;
