@@ -45,11 +45,15 @@ have_afalg() {
 check_startup() {
 	local sockets
 	command -v strace >/dev/null || { skip "strace not installed"; return; }
-	env -u GNUTLS_DEBUG_LEVEL strace -f -o "$tmp/trace" -e trace=socket \
+	env -u GNUTLS_DEBUG_LEVEL strace -f -o "$tmp/trace" \
+		-e trace=socket,getrlimit,prlimit64 \
 		"$cli" --version >/dev/null 2>"$tmp/err"
 	sockets=$(grep -c 'socket(AF_ALG' "$tmp/trace")
 	if [ "$sockets" -gt 1 ]; then
 		fail "gnutls-cli --version made $sockets AF_ALG socket calls"
+	elif grep -q 'RLIMIT_NOFILE' "$tmp/trace"; then
+		# the descriptor limit is read when the first one is opened
+		fail "start-up read the descriptor limit: $(grep RLIMIT_NOFILE "$tmp/trace" | head -1)"
 	elif [ -s "$tmp/err" ]; then
 		fail "gnutls-cli --version printed to stderr: $(head -c 200 "$tmp/err")"
 	else
@@ -129,7 +133,55 @@ check_config() {
 	else
 		fail "[afalg]: $(about AES-128-GCM)"
 	fi
+	# in FIPS mode the module reads the file itself, before the
+	# self-tests, which then run over what it registers
+	printf '[afalg]\nAES-128-GCM = kernel\n' >"$tmp/config"
+	info env GNUTLS_FORCE_FIPS_MODE=1 GNUTLS_SKIP_FIPS_INTEGRITY_CHECKS=1
+	if about AES-128-GCM | grep -q "mode kernel" &&
+		about AES-128-CBC | grep -q "mode off; off: FIPS mode"; then
+		pass "[afalg] in FIPS mode: only what it sets to kernel"
+	else
+		fail "[afalg] in FIPS mode: $(about AES-128-GCM) / $(about AES-128-CBC)"
+	fi
+	config_reinit
 	rm -f "$tmp/config"
+}
+
+# GnuTLS reads the file (stat(), then fopen() if it is there) and hands
+# the module its [afalg] entries: the module opens it only in FIPS mode.
+check_config_once() {
+	local opens f
+	command -v strace >/dev/null || { skip "strace not installed"; return; }
+	printf '[afalg]\nAES-128-CBC = kernel\n' >"$tmp/config"
+	for f in "$tmp/config" "$tmp/noconfig"; do
+		env GNUTLS_SYSTEM_PRIORITY_FILE="$f" strace -f -o "$tmp/trace" \
+			-e trace=open,openat "$cli" --version >/dev/null 2>&1
+		opens=$(grep -c -- "$f\"" "$tmp/trace")
+		if [ "$f" = "$tmp/config" ] && [ "$opens" != 1 ]; then
+			fail "an existing configuration file was opened $opens times"
+			return
+		elif [ "$f" != "$tmp/config" ] && [ "$opens" != 0 ]; then
+			fail "a missing configuration file was opened $opens times"
+			return
+		fi
+	done
+	pass "the configuration file is opened once (by GnuTLS), not by the module"
+}
+
+# gnutls_global_deinit() and gnutls_global_init() again (which the
+# contract program does at start): the second initialisation takes the
+# file's entries again.
+config_reinit() {
+	printf '[afalg]\nAES-128-CBC = kernel\n' >"$tmp/config"
+	GNUTLS_SYSTEM_PRIORITY_FILE="$tmp/config" policy_case cache10 "" \
+		"the [afalg] settings survive a re-initialization"
+	if grep -q "^PASS" "$tmp/out" &&
+		[ "$(logged 'registered cipher AES-128-CBC (cbc(aes)), mode kernel')" = 2 ] &&
+		grep -q 'stats cipher AES-128-CBC: [1-9][0-9]* kernel' "$tmp/log"; then
+		pass "[afalg] settings taken again after gnutls_global_deinit() and gnutls_global_init()"
+	else
+		fail "[afalg] after a re-initialization: $(grep -E 'registered cipher AES-128-CBC|stats cipher AES-128-CBC' "$tmp/log" | sed 's/.*afalg: //' | tr '\n' ' ')"
+	fi
 }
 
 # Calibration of two algorithms; the thresholds land in the user's cache
@@ -168,12 +220,15 @@ check_cache() {
 	# a cache was made under this kernel, with AF_ALG: start-up does not
 	# ask the kernel again
 	env XDG_CACHE_HOME="$tmp/cache" GNUTLS_AFALG_SYSTEM_CACHE="$tmp/system" \
-		GNUTLS_AFALG=$only strace -f -o "$tmp/trace" -e trace=socket \
+		GNUTLS_AFALG=$only strace -f -o "$tmp/trace" \
+		-e trace=socket,getrlimit,prlimit64 \
 		"$cli" --version >/dev/null 2>&1
 	if grep -q 'socket(AF_ALG' "$tmp/trace"; then
 		fail "start-up with a cache asked the kernel: $(grep 'socket(AF_ALG' "$tmp/trace" | head -n 1)"
+	elif grep -q 'RLIMIT_NOFILE' "$tmp/trace"; then
+		fail "start-up with a cache read the descriptor limit: $(grep RLIMIT_NOFILE "$tmp/trace" | head -n 1)"
 	else
-		pass "start-up with a cache makes no AF_ALG socket call"
+		pass "start-up with a cache makes no AF_ALG socket call and reads no descriptor limit"
 	fi
 }
 
@@ -399,12 +454,13 @@ sized_cases() {
 	mv "$tmp/log.all" "$tmp/log"
 }
 
-checks=(startup labels off default overrides invalid config cache bad_cache
-	system_cache calibrate_on_use calibration_fault auto_paths sized
-	bypass)
+checks=(startup labels config_once off default overrides invalid config
+	cache bad_cache system_cache calibrate_on_use calibration_fault
+	auto_paths sized bypass)
 [ "${1:-all}" = all ] || checks=("$@")
 for check in "${checks[@]}"; do
-	if [ "$check" != startup ] && [ "$check" != labels ] && ! have_afalg; then
+	if [ "$check" != startup ] && [ "$check" != labels ] &&
+		[ "$check" != config_once ] && ! have_afalg; then
 		skip "no AF_ALG here: the module registers nothing"
 		continue
 	fi

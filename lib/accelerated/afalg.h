@@ -25,6 +25,10 @@
 int _gnutls_afalg_init(void);
 void _gnutls_afalg_deinit(void);
 
+/* An entry of the [afalg] section of the system configuration, from
+ * priority.c while it loads the file (see policy.c). */
+void _gnutls_afalg_config(const char *name, const char *value);
+
 /* For tests only: makes a chosen kernel call fail (see kernel.c). */
 int _gnutls_afalg_fault(const char *spec);
 
@@ -38,6 +42,12 @@ inline static int _gnutls_afalg_init(void)
 
 inline static void _gnutls_afalg_deinit(void)
 {
+}
+
+inline static void _gnutls_afalg_config(const char *name, const char *value)
+{
+	(void)name;
+	(void)value;
 }
 #endif
 

@@ -31,6 +31,9 @@
  * first; whatever was registered before it becomes its software path. */
 #define AFALG_PRIORITY 70
 
+/* Rows of the algorithm table (algorithms.c) at most. */
+#define AFALG_MAX_ALGS 32
+
 /* Largest key, IV, tag and output of any algorithm in the table. */
 #define AFALG_MAX_KEY_SIZE 64
 #define AFALG_MAX_IV_SIZE 16 /* also the kernel's CCM counter block */
@@ -166,9 +169,9 @@ void _afalg_take_software(struct afalg_alg *alg);
 
 /* policy.c: the operator's settings, the thresholds, the cache */
 void _afalg_read_settings(void);
+void _afalg_release_settings(void);
 const char *_afalg_mode_name(const struct afalg_alg *alg);
 void _afalg_account(struct afalg_alg *alg, size_t size);
-void _afalg_load_caches(void);
 void _afalg_apply_cache(struct afalg_alg *alg);
 bool _afalg_caches_found(void);
 bool _afalg_cached_software(struct afalg_alg *alg);
@@ -201,7 +204,6 @@ inline static bool _afalg_use_kernel(struct afalg_alg *alg, unsigned dir,
  * failure is counted, and AFALG_MAX_FAILURES in a row switch the kernel
  * path off for the process.  Functions return 0 or a GNUTLS_E_* code. */
 bool _afalg_kernel_present(void);
-void _afalg_kernel_init(void);
 void _afalg_kernel_deinit(void);
 
 int _afalg_kernel_open(struct afalg_alg *alg, const void *key, size_t key_size,

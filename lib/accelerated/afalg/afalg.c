@@ -29,8 +29,10 @@
  *
  * GNUTLS_AFALG is a comma-separated list: a mode for every algorithm
  * (off, auto or kernel; default auto) and NAME=MODE for one, e.g.
- * "auto,AES-128-CBC=kernel,HMAC-SHA256=off".  In FIPS mode the module
- * stays off unless the operator names "kernel". */
+ * "auto,AES-128-CBC=kernel,HMAC-SHA256=off"; it wins over the [afalg]
+ * section of the system configuration, which priority.c hands over
+ * (_gnutls_afalg_config()).  In FIPS mode the module stays off unless
+ * the operator names "kernel". */
 
 #include "config.h"
 #include "afalg-int.h"
@@ -57,6 +59,8 @@ static const gnutls_crypto_cipher_st *cipher_ops(const struct afalg_alg *alg)
 		return &_afalg_aead_oneshot_ops;
 	return &_afalg_aead_ops;
 }
+
+static bool initialized;
 
 /* What GnuTLS has for the algorithm becomes its software path: at
  * registration, or (an algorithm left to GnuTLS) to calibrate it. */
@@ -100,11 +104,16 @@ static int register_alg(struct afalg_alg *alg)
 	return gnutls_assert_val(GNUTLS_E_INTERNAL_ERROR);
 }
 
+/* Called once per gnutls_global_init(): after the system configuration
+ * is loaded, or in FIPS mode before the self-tests (lib/global.c). */
 int _gnutls_afalg_init(void)
 {
 	unsigned i, registered = 0, bypassed = 0;
 	int ret;
 
+	if (initialized)
+		return 0;
+	initialized = true;
 	_afalg_index();
 	_afalg_read_settings();
 	for (i = 0; i < _afalg_algs_size; i++)
@@ -113,7 +122,6 @@ int _gnutls_afalg_init(void)
 	if (i == _afalg_algs_size ||
 	    (!_afalg_caches_found() && !_afalg_kernel_present()))
 		return 0;
-	_afalg_kernel_init();
 
 	for (i = 0; i < _afalg_algs_size; i++) {
 		struct afalg_alg *alg = &_afalg_algs[i];
@@ -170,6 +178,8 @@ static void log_stats(void)
  * that a process that did nothing does nothing here. */
 void _gnutls_afalg_deinit(void)
 {
+	initialized = false;
+	_afalg_release_settings();
 	_afalg_kernel_deinit();
 	if (unlikely(_gnutls_log_level >= 2))
 		log_stats();

@@ -99,6 +99,8 @@ struct afalg_alg _afalg_algs[] = {
 };
 
 const unsigned _afalg_algs_size = sizeof(_afalg_algs) / sizeof(_afalg_algs[0]);
+_Static_assert(sizeof(_afalg_algs) / sizeof(_afalg_algs[0]) <= AFALG_MAX_ALGS,
+	       "AFALG_MAX_ALGS is too small for the table");
 
 /* The rows by GnuTLS id, per kind of id (cipher and AEAD share one), so
  * that the one-shot calls find theirs at once. */

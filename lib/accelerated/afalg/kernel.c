@@ -115,6 +115,7 @@ static int fault_check(enum afalg_call call)
  * application keeps the rest; beyond it, contexts use software. */
 static unsigned fd_count;
 static unsigned fd_cap;
+GNUTLS_ONCE(fd_cap_once);
 
 static unsigned fd_limit(void)
 {
@@ -127,8 +128,16 @@ static unsigned fd_limit(void)
 	return rl.rlim_cur / 4;
 }
 
+/* read when the first descriptor is opened, not at start-up */
+static void fd_cap_init(void)
+{
+	__atomic_store_n(&fd_cap, fd_limit(), __ATOMIC_RELAXED);
+}
+
 static bool fd_reserve(void)
 {
+	if (gnutls_once(&fd_cap_once, fd_cap_init) < 0)
+		return false;
 	if (__atomic_add_fetch(&fd_count, 1, __ATOMIC_RELAXED) <=
 	    __atomic_load_n(&fd_cap, __ATOMIC_RELAXED))
 		return true;
@@ -381,18 +390,34 @@ static int accept_op(int from, int *op)
 #define POOL_SIZE 2
 
 struct digest_slot {
+	bool ready; /* set up at the algorithm's first digest socket */
 	int tfm;
 	int pool[POOL_SIZE];
 	unsigned pooled;
 	unsigned forkid;
 };
 
-static struct digest_slot *digest_slots;
+static struct digest_slot digest_slots[AFALG_MAX_ALGS];
 GNUTLS_STATIC_MUTEX(digest_lock);
 
-static struct digest_slot *digest_slot(const struct afalg_alg *alg)
+/* The algorithm's slot with digest_lock held, set up first if setup;
+ * NULL if it cannot be locked, or is not set up and not to be. */
+static struct digest_slot *lock_slot(const struct afalg_alg *alg, bool setup)
 {
-	return digest_slots ? &digest_slots[alg - _afalg_algs] : NULL;
+	struct digest_slot *slot = &digest_slots[alg - _afalg_algs];
+
+	if (gnutls_static_mutex_lock(&digest_lock) < 0)
+		return NULL;
+	if (!slot->ready && setup) {
+		slot->tfm = -1;
+		slot->pooled = 0;
+		slot->forkid = _gnutls_get_forkid();
+		slot->ready = true;
+	}
+	if (slot->ready)
+		return slot;
+	gnutls_static_mutex_unlock(&digest_lock);
+	return NULL;
 }
 
 static void pool_drop(struct digest_slot *slot)
@@ -401,47 +426,50 @@ static void pool_drop(struct digest_slot *slot)
 		_afalg_kernel_close(&slot->pool[--slot->pooled]);
 }
 
-static int digest_accept(struct afalg_alg *alg, int *op)
+/* A new operation socket on the slot's transformation socket; the slot
+ * is locked. */
+static int slot_accept(struct afalg_alg *alg, struct digest_slot *slot, int *op)
 {
-	struct digest_slot *slot = digest_slot(alg);
 	int ret;
 
-	if (slot == NULL)
-		return gnutls_assert_val(GNUTLS_E_INTERNAL_ERROR);
-	if (gnutls_static_mutex_lock(&digest_lock) < 0)
-		return gnutls_assert_val(GNUTLS_E_LOCKING_ERROR);
 	ret = slot->tfm < 0 ? bind_alg(alg, &slot->tfm) : 0;
 	if (ret == 0) {
 		ret = accept_op(slot->tfm, op);
 		if (ret < 0) /* bind again next time */
 			_afalg_kernel_close(&slot->tfm);
 	}
-	gnutls_static_mutex_unlock(&digest_lock);
 	return ret;
 }
 
-static int pool_get(struct afalg_alg *alg, int *op)
+/* An operation socket of a digest: one from the pool if reuse, else a
+ * new one (a context's). */
+static int pool_get(struct afalg_alg *alg, bool reuse, int *op)
 {
-	struct digest_slot *slot = digest_slot(alg);
+	struct digest_slot *slot = lock_slot(alg, true);
+	int ret = 0;
 
 	*op = -1;
-	if (slot == NULL || gnutls_static_mutex_lock(&digest_lock) < 0)
-		return digest_accept(alg, op);
+	if (slot == NULL)
+		return gnutls_assert_val(GNUTLS_E_LOCKING_ERROR);
 	if (_gnutls_detect_fork(slot->forkid)) {
 		pool_drop(slot);
 		slot->forkid = _gnutls_get_forkid();
 	}
-	if (slot->pooled > 0)
+	if (reuse && slot->pooled > 0)
 		*op = slot->pool[--slot->pooled];
+	else
+		ret = slot_accept(alg, slot, op);
 	gnutls_static_mutex_unlock(&digest_lock);
-	return *op >= 0 ? 0 : digest_accept(alg, op);
+	return ret;
 }
 
+/* A one-shot call's operation socket goes back to the pool; after
+ * gnutls_global_deinit(), which empties the pools, it is closed. */
 static void pool_put(struct afalg_alg *alg, int *op)
 {
-	struct digest_slot *slot = digest_slot(alg);
+	struct digest_slot *slot = lock_slot(alg, false);
 
-	if (slot == NULL || gnutls_static_mutex_lock(&digest_lock) < 0) {
+	if (slot == NULL) {
 		_afalg_kernel_close(op);
 		return;
 	}
@@ -462,7 +490,7 @@ int _afalg_kernel_open(struct afalg_alg *alg, const void *key, size_t key_size,
 
 	*op = -1;
 	if (alg->family == AFALG_DIGEST)
-		return digest_accept(alg, op);
+		return pool_get(alg, false, op);
 
 	ret = bind_alg(alg, &tfm);
 	if (ret < 0)
@@ -687,7 +715,7 @@ int _afalg_kernel_hash_fast(struct afalg_alg *alg, const void *key,
 	int op, ret;
 
 	if (alg->family == AFALG_DIGEST)
-		ret = pool_get(alg, &op);
+		ret = pool_get(alg, true, &op);
 	else
 		ret = _afalg_kernel_open(alg, key, key_size, &op);
 	if (ret < 0)
@@ -719,22 +747,6 @@ bool _afalg_kernel_present(void)
 	return true;
 }
 
-void _afalg_kernel_init(void)
-{
-	unsigned i, j;
-
-	__atomic_store_n(&fd_cap, fd_limit(), __ATOMIC_RELAXED);
-	digest_slots = gnutls_calloc(_afalg_algs_size, sizeof(*digest_slots));
-	if (digest_slots == NULL)
-		return;
-	for (i = 0; i < _afalg_algs_size; i++) {
-		digest_slots[i].tfm = -1;
-		for (j = 0; j < POOL_SIZE; j++)
-			digest_slots[i].pool[j] = -1;
-		digest_slots[i].forkid = _gnutls_get_forkid();
-	}
-}
-
 /* Closes what the module keeps between operations, so that no
  * descriptor outlives gnutls_global_deinit(); with none open (most
  * processes) there is nothing to look at. */
@@ -742,16 +754,17 @@ void _afalg_kernel_deinit(void)
 {
 	unsigned i;
 
-	if (digest_slots == NULL)
+	if (__atomic_load_n(&fd_count, __ATOMIC_RELAXED) == 0 ||
+	    gnutls_static_mutex_lock(&digest_lock) < 0)
 		return;
-	if (__atomic_load_n(&fd_count, __ATOMIC_RELAXED) > 0) {
-		for (i = 0; i < _afalg_algs_size; i++) {
-			pool_drop(&digest_slots[i]);
-			_afalg_kernel_close(&digest_slots[i].tfm);
-		}
+	for (i = 0; i < AFALG_MAX_ALGS; i++) {
+		if (!digest_slots[i].ready)
+			continue;
+		pool_drop(&digest_slots[i]);
+		_afalg_kernel_close(&digest_slots[i].tfm);
+		digest_slots[i].ready = false;
 	}
-	gnutls_free(digest_slots);
-	digest_slots = NULL;
+	gnutls_static_mutex_unlock(&digest_lock);
 }
 
 /* Test interface: "CALL:ERRNO[:SKIP[:COUNT]]" makes the SKIP+1st call

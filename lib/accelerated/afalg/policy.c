@@ -36,9 +36,9 @@
 #include "afalg-int.h"
 #include "errors.h"
 #include "fips.h"
-#include "locks.h"
 #include "inih/ini.h"
 #include "c-strcase.h"
+#include <accelerated/afalg.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -54,8 +54,8 @@
 
 #define CACHE_FORMAT "gnutls-afalg-cache 1"
 #define SYSTEM_CACHE "/var/cache/gnutls/afalg"
-/* a cache has a line per algorithm: far less than this */
-#define CACHE_MAX 65536
+/* a cache has a line per algorithm, each shorter than 200 bytes */
+#define CACHE_MAX 8192
 
 static const char *const mode_names[] = {
 	[AFALG_MODE_OFF] = "off",
@@ -63,10 +63,7 @@ static const char *const mode_names[] = {
 	[AFALG_MODE_KERNEL] = "kernel",
 };
 
-/* the threshold caches have been read (see _afalg_load_caches()), and
- * had a measurement that counts */
-GNUTLS_STATIC_MUTEX(cache_lock);
-static bool caches_read;
+/* a threshold cache read at start-up had a measurement that counts */
 static bool caches_found;
 
 const char *const _afalg_source_names[] = {
@@ -170,22 +167,52 @@ static void read_env(void)
 	}
 }
 
-/* [afalg] of the system-wide configuration: "mode = auto" for every
- * algorithm, "AES-128-CBC = kernel" for one. */
-static int config_entry(void *user, const char *section, const char *name,
-			const char *value)
+/* The [afalg] entries of the system-wide configuration are those
+ * priority.c hands over while it loads the file during
+ * gnutls_global_init(), before the module's initialisation takes them
+ * (in FIPS mode, where the module is initialised before the file is
+ * loaded, those the module reads itself).  Entries of a later reload are
+ * not taken. */
+static bool config_started; /* entries of this initialisation applied */
+static bool settings_taken; /* by _afalg_read_settings(), until deinit */
+
+static void reset_settings(void)
 {
-	(void)user;
-	if (section == NULL || c_strcasecmp(section, "afalg") != 0)
-		return 1;
+	unsigned i;
+
+	for (i = 0; i < _afalg_algs_size; i++) {
+		apply(&_afalg_algs[i], AFALG_MODE_AUTO, 0, false);
+		_afalg_algs[i].forced = false;
+	}
+}
+
+/* An entry of [afalg]: "mode = auto" for every algorithm, "AES-128-CBC =
+ * kernel" for one. */
+void _gnutls_afalg_config(const char *name, const char *value)
+{
+	if (settings_taken)
+		return;
+	if (!config_started) {
+		reset_settings();
+		config_started = true;
+	}
 	if (c_strcasecmp(name, "mode") == 0)
 		apply_entry(NULL, 0, value, strlen(value), "[afalg]");
 	else
 		apply_entry(name, strlen(name), value, strlen(value),
 			    "[afalg]");
+}
+
+static int config_entry(void *user, const char *section, const char *name,
+			const char *value)
+{
+	(void)user;
+	if (section != NULL && c_strcasecmp(section, "afalg") == 0)
+		_gnutls_afalg_config(name, value);
 	return 1;
 }
 
+/* In FIPS mode: the file, read before GnuTLS loads it. */
 static void read_config(void)
 {
 	const char *path = secure_getenv("GNUTLS_SYSTEM_PRIORITY_FILE");
@@ -208,6 +235,13 @@ static void read_config(void)
 	fclose(fp);
 }
 
+/* The next initialisation takes the entries of the next load. */
+void _afalg_release_settings(void)
+{
+	settings_taken = false;
+	config_started = false;
+}
+
 static void set_thresholds(struct afalg_alg *alg, size_t t0, size_t t1,
 			   enum afalg_source source)
 {
@@ -225,10 +259,13 @@ void _afalg_read_settings(void)
 	struct afalg_alg *alg;
 	unsigned i;
 
+	if (!config_started)
+		reset_settings();
+	if (fips)
+		read_config();
+	settings_taken = true;
 	for (i = 0; i < _afalg_algs_size; i++) {
 		alg = &_afalg_algs[i];
-		apply(alg, AFALG_MODE_AUTO, 0, false);
-		alg->forced = false;
 		alg->registered = false;
 		alg->bypassed = false;
 		alg->absent = false;
@@ -236,9 +273,7 @@ void _afalg_read_settings(void)
 		alg->kernel_ops = 0;
 		alg->soft_ops = 0;
 	}
-	read_config();
 	read_env();
-	caches_read = false;
 	caches_found = false;
 
 	for (i = 0; i < _afalg_algs_size; i++) {
@@ -455,21 +490,22 @@ static int parse_threshold(const char *s, size_t *t)
 	return *s == 0 ? 0 : -1;
 }
 
-/* The whole of a cache file, NUL-terminated, if it is a regular file of
- * root or of this user that nobody else can write and that is at most
- * CACHE_MAX bytes; NULL if not.  read(2) rather than stdio and sscanf():
- * this runs at start-up, where under emulation they cost milliseconds. */
-static char *read_cache_file(const char *path)
+/* The whole of a cache file into buf (CACHE_MAX + 1 bytes),
+ * NUL-terminated, if it is a regular file of root or of this user that
+ * nobody else can write and that is at most CACHE_MAX bytes; -1 if not.
+ * read(2) into the caller's buffer rather than stdio and sscanf(): this
+ * runs at start-up, where under emulation each new path through the C
+ * library costs. */
+static int read_cache_file(const char *path, char *buf)
 {
 	struct stat st;
-	char *buf;
 	size_t done = 0;
 	ssize_t n;
 	int fd;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		return NULL;
+		return -1;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 	    (st.st_uid != 0 && st.st_uid != geteuid()) ||
 	    (st.st_mode & (S_IWGRP | S_IWOTH)) || st.st_size > CACHE_MAX) {
@@ -477,10 +513,9 @@ static char *read_cache_file(const char *path)
 				  "at most %u bytes\n",
 				  path, CACHE_MAX);
 		close(fd);
-		return NULL;
+		return -1;
 	}
-	buf = gnutls_malloc(st.st_size + 1);
-	while (buf != NULL && done < (size_t)st.st_size) {
+	while (done < (size_t)st.st_size) {
 		n = read(fd, buf + done, st.st_size - done);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -489,15 +524,9 @@ static char *read_cache_file(const char *path)
 		done += n;
 	}
 	close(fd);
-	if (buf == NULL)
-		return NULL;
 	buf[done] = 0;
 	/* a file cut short while read, or with a NUL in it, is corrupt */
-	if (done != (size_t)st.st_size || strlen(buf) != done) {
-		gnutls_free(buf);
-		return NULL;
-	}
-	return buf;
+	return done == (size_t)st.st_size && strlen(buf) == done ? 0 : -1;
 }
 
 /* The line at *p, its newline replaced by NUL; NULL at the end. */
@@ -563,15 +592,14 @@ static int parse_line(char *line, char **label, char **driver, size_t *t0,
  * computed once a file opens. */
 static void load_cache(const char *path, char *key, size_t key_size)
 {
-	char *buf, *p, *line, *label, *driver;
+	char buf[CACHE_MAX + 1], *p, *line, *label, *driver;
 	const char *from;
 	struct afalg_alg *alg;
 	bool malformed = false;
 	size_t t0, t1;
 	unsigned i, next = 0;
 
-	buf = read_cache_file(path);
-	if (buf == NULL)
+	if (read_cache_file(path, buf) < 0)
 		return;
 	if (key[0] == 0)
 		cache_key(key, key_size);
@@ -582,7 +610,7 @@ static void load_cache(const char *path, char *key, size_t key_size)
 		_gnutls_debug_log("afalg: ignoring %s: another format, "
 				  "kernel, CPU or library\n",
 				  path);
-		goto out;
+		return;
 	}
 	/* the lines go beside the algorithms, marked as this file's by
 	 * cached.from, and count once all of them are read */
@@ -620,8 +648,6 @@ static void load_cache(const char *path, char *key, size_t key_size)
 			caches_found = true;
 		}
 	}
-out:
-	gnutls_free(buf);
 }
 
 /* The cached measurement becomes the algorithm's thresholds. */
@@ -642,7 +668,6 @@ void _afalg_apply_cache(struct afalg_alg *alg)
 {
 	struct afalg_driver d;
 
-	_afalg_load_caches();
 	if (!alg->cached.present || alg->source != AFALG_FROM_DEFAULT)
 		return;
 	alg->cached.present = false;
@@ -742,29 +767,6 @@ static bool all_cached(void)
 	return true;
 }
 
-/* The caches are read once, at start-up if an algorithm is in auto
- * mode: two open() calls when there is none, one when the user's cache
- * has every algorithm. */
-void _afalg_load_caches(void)
-{
-	char key[512] = "", path[512];
-
-	if (__atomic_load_n(&caches_read, __ATOMIC_ACQUIRE) ||
-	    gnutls_static_mutex_lock(&cache_lock) < 0)
-		return;
-	if (!caches_read) {
-		/* a user's measurements are of this user's processes: they
-		 * win over the system-wide ones, which are not read if they
-		 * cannot add one */
-		if (user_cache_path(path, sizeof(path), false) == 0)
-			load_cache(path, key, sizeof(key));
-		if (!all_cached())
-			load_cache(system_cache_path(), key, sizeof(key));
-		__atomic_store_n(&caches_read, true, __ATOMIC_RELEASE);
-	}
-	gnutls_static_mutex_unlock(&cache_lock);
-}
-
 static void settle(struct afalg_alg *alg)
 {
 	/* the thresholds are final for the process: an algorithm that never
@@ -785,15 +787,24 @@ static void settle(struct afalg_alg *alg)
 	}
 }
 
-/* At start-up, before anything is registered: reads the caches if an
- * algorithm is in auto mode, and says whether one had a measurement.
- * Measurements are made under the kernel they are keyed by, and only of
- * algorithms it had through AF_ALG: with one, the kernel need not be
- * asked whether it has AF_ALG. */
+/* At start-up, before anything is registered, and only then: reads the
+ * caches if an algorithm is in auto mode (two open() calls when there is
+ * none, one when the user's cache has every algorithm), and says whether
+ * one had a measurement.  A user's measurements are of this user's
+ * processes: they win over the system-wide ones, which are not read if
+ * they cannot add one.  Measurements are made under the kernel they are
+ * keyed by, and only of algorithms it had through AF_ALG: with one, the
+ * kernel need not be asked whether it has AF_ALG. */
 bool _afalg_caches_found(void)
 {
+	char key[512] = "", path[512];
+
+	if (all_cached())
+		return false;
+	if (user_cache_path(path, sizeof(path), false) == 0)
+		load_cache(path, key, sizeof(key));
 	if (!all_cached())
-		_afalg_load_caches();
+		load_cache(system_cache_path(), key, sizeof(key));
 	return caches_found;
 }
 
