@@ -112,10 +112,14 @@ static int fault_check(enum afalg_call call)
 }
 
 /* Descriptors: at most a quarter of RLIMIT_NOFILE, so that the
- * application keeps the rest; beyond it, contexts use software. */
+ * application keeps the rest; beyond it, contexts use software.  The
+ * limit is read when the first descriptor is opened, not at start-up,
+ * and again whenever the cap is reached (the application may have raised
+ * it since).  A lock, not atomics: a descriptor costs system calls
+ * anyway, and fd_cap is written while other threads read it. */
 static unsigned fd_count;
 static unsigned fd_cap;
-GNUTLS_ONCE(fd_cap_once);
+GNUTLS_STATIC_MUTEX(fd_lock);
 
 static unsigned fd_limit(void)
 {
@@ -128,31 +132,38 @@ static unsigned fd_limit(void)
 	return rl.rlim_cur / 4;
 }
 
-/* read when the first descriptor is opened, not at start-up */
-static void fd_cap_init(void)
-{
-	__atomic_store_n(&fd_cap, fd_limit(), __ATOMIC_RELAXED);
-}
-
 static bool fd_reserve(void)
 {
-	if (gnutls_once(&fd_cap_once, fd_cap_init) < 0)
+	bool ok;
+
+	if (gnutls_static_mutex_lock(&fd_lock) < 0)
 		return false;
-	if (__atomic_add_fetch(&fd_count, 1, __ATOMIC_RELAXED) <=
-	    __atomic_load_n(&fd_cap, __ATOMIC_RELAXED))
-		return true;
-	/* the application may have raised its limit since */
-	__atomic_store_n(&fd_cap, fd_limit(), __ATOMIC_RELAXED);
-	if (__atomic_load_n(&fd_count, __ATOMIC_RELAXED) <=
-	    __atomic_load_n(&fd_cap, __ATOMIC_RELAXED))
-		return true;
-	__atomic_sub_fetch(&fd_count, 1, __ATOMIC_RELAXED);
-	return false;
+	if (fd_count >= fd_cap)
+		fd_cap = fd_limit();
+	ok = fd_count < fd_cap;
+	if (ok)
+		fd_count++;
+	gnutls_static_mutex_unlock(&fd_lock);
+	return ok;
 }
 
 static void fd_release(void)
 {
-	__atomic_sub_fetch(&fd_count, 1, __ATOMIC_RELAXED);
+	if (gnutls_static_mutex_lock(&fd_lock) < 0)
+		return;
+	fd_count--;
+	gnutls_static_mutex_unlock(&fd_lock);
+}
+
+static bool fd_open(void)
+{
+	unsigned n = 0;
+
+	if (gnutls_static_mutex_lock(&fd_lock) == 0) {
+		n = fd_count;
+		gnutls_static_mutex_unlock(&fd_lock);
+	}
+	return n > 0;
 }
 
 /* Failures.  Running out of descriptors is the process's state, not the
@@ -754,8 +765,7 @@ void _afalg_kernel_deinit(void)
 {
 	unsigned i;
 
-	if (__atomic_load_n(&fd_count, __ATOMIC_RELAXED) == 0 ||
-	    gnutls_static_mutex_lock(&digest_lock) < 0)
+	if (!fd_open() || gnutls_static_mutex_lock(&digest_lock) < 0)
 		return;
 	for (i = 0; i < AFALG_MAX_ALGS; i++) {
 		if (!digest_slots[i].ready)
