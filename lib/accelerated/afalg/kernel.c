@@ -155,17 +155,6 @@ static void fd_release(void)
 	gnutls_static_mutex_unlock(&fd_lock);
 }
 
-static bool fd_open(void)
-{
-	unsigned n = 0;
-
-	if (gnutls_static_mutex_lock(&fd_lock) == 0) {
-		n = fd_count;
-		gnutls_static_mutex_unlock(&fd_lock);
-	}
-	return n > 0;
-}
-
 /* Failures.  Running out of descriptors is the process's state, not the
  * kernel's, and an unknown algorithm is remembered per row; anything
  * else counts, and AFALG_MAX_FAILURES in a row turn the kernel off. */
@@ -765,7 +754,10 @@ void _afalg_kernel_deinit(void)
 {
 	unsigned i;
 
-	if (!fd_open() || gnutls_static_mutex_lock(&digest_lock) < 0)
+	/* no lock to look: gnutls_global_deinit() runs when no other
+	 * thread uses the library, and most processes never open one */
+	if (__atomic_load_n(&fd_count, __ATOMIC_RELAXED) == 0 ||
+	    gnutls_static_mutex_lock(&digest_lock) < 0)
 		return;
 	for (i = 0; i < AFALG_MAX_ALGS; i++) {
 		if (!digest_slots[i].ready)
