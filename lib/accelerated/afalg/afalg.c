@@ -60,8 +60,6 @@ static const gnutls_crypto_cipher_st *cipher_ops(const struct afalg_alg *alg)
 	return &_afalg_aead_ops;
 }
 
-static bool initialized;
-
 /* What GnuTLS has for the algorithm becomes its software path: at
  * registration, or (an algorithm left to GnuTLS) to calibrate it. */
 void _afalg_take_software(struct afalg_alg *alg)
@@ -111,11 +109,9 @@ int _gnutls_afalg_init(void)
 	unsigned i, registered = 0, bypassed = 0;
 	int ret;
 
-	if (initialized)
+	if (!_afalg_read_settings())
 		return 0;
-	initialized = true;
 	_afalg_index();
-	_afalg_read_settings();
 	for (i = 0; i < _afalg_algs_size; i++)
 		if (_afalg_algs[i].mode != AFALG_MODE_OFF)
 			break;
@@ -178,7 +174,6 @@ static void log_stats(void)
  * that a process that did nothing does nothing here. */
 void _gnutls_afalg_deinit(void)
 {
-	initialized = false;
 	_afalg_release_settings();
 	_afalg_kernel_deinit();
 	if (unlikely(_gnutls_log_level >= 2))

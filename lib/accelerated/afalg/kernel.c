@@ -759,7 +759,7 @@ void _afalg_kernel_deinit(void)
 	if (__atomic_load_n(&fd_count, __ATOMIC_RELAXED) == 0 ||
 	    gnutls_static_mutex_lock(&digest_lock) < 0)
 		return;
-	for (i = 0; i < AFALG_MAX_ALGS; i++) {
+	for (i = 0; i < _afalg_algs_size; i++) {
 		if (!digest_slots[i].ready)
 			continue;
 		pool_drop(&digest_slots[i]);

@@ -252,13 +252,16 @@ static void set_thresholds(struct afalg_alg *alg, size_t t0, size_t t1,
 
 /* The modes of every algorithm: the configuration file, then the
  * environment; FIPS mode keeps every algorithm the operator did not set
- * to kernel off. */
-void _afalg_read_settings(void)
+ * to kernel off.  False if they were taken already since the last
+ * _afalg_release_settings() (a second initialisation). */
+bool _afalg_read_settings(void)
 {
 	bool fips = _gnutls_fips_mode_enabled();
 	struct afalg_alg *alg;
 	unsigned i;
 
+	if (settings_taken)
+		return false;
 	if (!config_started)
 		reset_settings();
 	if (fips)
@@ -298,6 +301,7 @@ void _afalg_read_settings(void)
 	if (fips)
 		_gnutls_debug_log(
 			"afalg: FIPS mode: only algorithms set to 'kernel' are used\n");
+	return true;
 }
 
 const char *_afalg_mode_name(const struct afalg_alg *alg)
