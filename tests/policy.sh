@@ -8,8 +8,9 @@
 # program), CASES (tests/contract/policy.cases), DIFFERENTIAL (the
 # differential test).
 #
-# Where AF_ALG is missing the module registers nothing: every check but
-# start-up and labels then skips.
+# Where AF_ALG is missing the module registers nothing but what a cache
+# keeps in software: every check but start-up, labels, config_once and
+# parse then skips.
 #
 # SPDX-License-Identifier: LGPL-2.1-or-later
 
@@ -275,6 +276,70 @@ check_bad_cache() {
 	[ "$failed" = 0 ] && pass "corrupt, foreign, malformed and world-writable caches are ignored"
 }
 
+# The cache's parser, where AF_ALG is missing too (start-up reads the
+# caches before it asks the kernel): a row that keeps AES-128-GCM in
+# software at every size is taken from a well-formed file, and nothing of
+# a corrupt, foreign, malformed, oversized or world-writable one.  The
+# key is the one the module logs when it ignores a foreign cache.
+check_parse() {
+	local f=$tmp/parse/gnutls/afalg key long before=$failed
+	mkdir -p "$tmp/parse/gnutls"
+	printf 'gnutls-afalg-cache 1\nkernel x\n' >"$f"
+	chmod 600 "$f"
+	parse_info
+	key=$(sed -n "s|.*afalg: ignoring $f: another format, kernel, CPU or library than ||p" "$tmp/log")
+	if [ -z "$key" ]; then
+		fail "no key logged for a foreign cache: $(grep -m 3 'afalg: ' "$tmp/log" | tr '\n' ' ')"
+		return
+	fi
+	long=$(printf 'd%.0s' $(seq 127))
+	rows() { printf 'gnutls-afalg-cache 1\n%s\n' "$key"; printf '%s\n' "$@"; }
+	gcm="AES-128-GCM gcm-generic never never"
+	parsed taken "well formed" < <(rows "SHA256 sha256-generic 0 4096" "$gcm")
+	parsed taken "without its last newline" < <(rows "$gcm" | head -c -1)
+	parsed taken "with tabs and runs of spaces" < <(rows "AES-128-GCM	  gcm-generic  never	never  ")
+	parsed taken "with a row for an algorithm it does not know" < <(rows "NEWER-ALG x 1 2" "$gcm")
+	parsed taken "with a driver of 127 bytes" < <(rows "AES-128-GCM $long never never")
+	parsed ignored "garbage" < <(printf 'garbage\n')
+	parsed ignored "of another format" < <(rows "$gcm" | sed '1s/1$/2/')
+	parsed ignored "of another kernel" < <(rows "$gcm" | sed '2s/^kernel [^|]*/kernel 0.0.0-other/')
+	parsed ignored "with a longer key" < <(rows "$gcm" | sed '2s/$/x/')
+	parsed ignored "with a threshold that is not a size" < <(rows "$gcm" "SHA256 x 12x never")
+	parsed ignored "with a threshold past SIZE_MAX" < <(rows "$gcm" "SHA256 x 99999999999999999999999 0")
+	parsed ignored "with five fields" < <(rows "$gcm 4096")
+	parsed ignored "with three fields" < <(rows "AES-128-GCM gcm-generic never")
+	parsed ignored "with a driver of 128 bytes" < <(rows "AES-128-GCM ${long}d never never")
+	parsed ignored "with an empty line" < <(rows "$gcm" "" "SHA256 x 0 0")
+	parsed ignored "with a NUL" < <(rows "$gcm"; printf 'SHA256 x 0\0000\n')
+	parsed ignored "over 8192 bytes" < <(rows "$gcm"; head -c 9000 /dev/zero | tr '\0' '#')
+	parsed ignored "writable by others" 666 < <(rows "$gcm")
+	[ "$failed" = "$before" ] &&
+		pass "the cache parser takes well-formed files and nothing of bad ones"
+}
+
+# afalgtool with GNUTLS_AFALG=off,AES-128-GCM=auto and the cache of
+# check_parse alone.
+parse_info() {
+	info env XDG_CACHE_HOME="$tmp/parse" GNUTLS_AFALG_SYSTEM_CACHE="$tmp/none" \
+		GNUTLS_AFALG=off,AES-128-GCM=auto
+}
+
+# The cache on stdin, with mode MODE (600): is its AES-128-GCM row taken
+# or is the file ignored (with a line in the debug log saying so)?  (Fed
+# by a process substitution, not a pipe: fail() must count here.)
+parsed() { # parsed taken|ignored WHAT [MODE]
+	local f=$tmp/parse/gnutls/afalg
+	cat >"$f"
+	chmod "${3:-600}" "$f"
+	parse_info
+	if [ "$1" = taken ]; then
+		about AES-128-GCM | grep -q "(from cache)" ||
+			fail "a cache $2 was not read: $(about AES-128-GCM) $(grep -m 1 "ignoring $f" "$tmp/log")"
+	elif about AES-128-GCM | grep -q "(from cache)" || ! grep -q "afalg: ignoring $f" "$tmp/log"; then
+		fail "a cache $2 was read: $(about AES-128-GCM)"
+	fi
+}
+
 check_system_cache() {
 	local only=off,SHA256=auto
 	env XDG_CACHE_HOME="$tmp/none" GNUTLS_AFALG_SYSTEM_CACHE="$tmp/system" \
@@ -460,13 +525,14 @@ sized_cases() {
 	mv "$tmp/log.all" "$tmp/log"
 }
 
-checks=(startup labels config_once off default overrides invalid config
-	cache bad_cache system_cache calibrate_on_use calibration_fault
+checks=(startup labels config_once parse off default overrides invalid
+	config cache bad_cache system_cache calibrate_on_use calibration_fault
 	auto_paths sized bypass)
 [ "${1:-all}" = all ] || checks=("$@")
 for check in "${checks[@]}"; do
 	if [ "$check" != startup ] && [ "$check" != labels ] &&
-		[ "$check" != config_once ] && ! have_afalg; then
+		[ "$check" != config_once ] && [ "$check" != parse ] &&
+		! have_afalg; then
 		skip "no AF_ALG here: the module registers nothing"
 		continue
 	fi

@@ -168,7 +168,7 @@ size_t _afalg_kernel_iv(const struct afalg_alg *alg, const void *nonce,
 void _afalg_take_software(struct afalg_alg *alg);
 
 /* policy.c: the operator's settings, the thresholds, the cache */
-bool _afalg_read_settings(void);
+unsigned _afalg_read_settings(void);
 void _afalg_release_settings(void);
 const char *_afalg_mode_name(const struct afalg_alg *alg);
 void _afalg_account(struct afalg_alg *alg, size_t size);

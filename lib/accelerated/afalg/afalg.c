@@ -109,14 +109,12 @@ int _gnutls_afalg_init(void)
 	unsigned i, registered = 0, bypassed = 0;
 	int ret;
 
-	if (!_afalg_read_settings())
+	/* nothing to do if every algorithm is off, or if this is a second
+	 * initialisation */
+	if (_afalg_read_settings() == 0)
 		return 0;
 	_afalg_index();
-	for (i = 0; i < _afalg_algs_size; i++)
-		if (_afalg_algs[i].mode != AFALG_MODE_OFF)
-			break;
-	if (i == _afalg_algs_size ||
-	    (!_afalg_caches_found() && !_afalg_kernel_present()))
+	if (!_afalg_caches_found() && !_afalg_kernel_present())
 		return 0;
 
 	for (i = 0; i < _afalg_algs_size; i++) {

@@ -38,6 +38,7 @@
 #include "fips.h"
 #include "inih/ini.h"
 #include "c-strcase.h"
+#include "c-ctype.h"
 #include <accelerated/afalg.h>
 
 #include <errno.h>
@@ -65,6 +66,9 @@ static const char *const mode_names[] = {
 
 /* a threshold cache read at start-up had a measurement that counts */
 static bool caches_found;
+/* algorithms in auto mode without a measurement from the caches read so
+ * far */
+static unsigned uncached;
 
 const char *const _afalg_source_names[] = {
 	[AFALG_FROM_DEFAULT] = "default",
@@ -76,22 +80,51 @@ const char *const _afalg_source_names[] = {
 
 /* ---- settings ---------------------------------------------------------- */
 
+/* The settings and the cache are parsed at start-up, by hand, over
+ * (pointer, length) words: under emulation each new path through the C
+ * library costs more to run once than these loops. */
+
+/* Whether s[0..len) is word: exactly, or in any case. */
+static bool same_word(const char *s, size_t len, const char *word, bool exact)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (word[i] == 0 ||
+		    (exact ? s[i] != word[i] :
+			     c_tolower(s[i]) != c_tolower(word[i])))
+			return false;
+	return word[len] == 0;
+}
+
+/* s[0..len) as a size in bytes: decimal digits only; -1 if not one. */
+static int parse_size(const char *s, size_t len, size_t *size)
+{
+	size_t v = 0, i, d;
+
+	if (len == 0)
+		return -1;
+	for (i = 0; i < len; i++) {
+		d = s[i] - '0';
+		if (s[i] < '0' || s[i] > '9' || v > (SIZE_MAX - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	*size = v;
+	return 0;
+}
+
 /* The algorithm a name stands for: an operator's, in any case, or a
  * cache's (exact); the search starts at row hint (a cache lists the
  * algorithms in the table's order). */
 static struct afalg_alg *find_label(const char *s, size_t len, unsigned hint,
 				    bool exact)
 {
-	const char *label;
 	unsigned i, k;
 
 	for (k = 0; k < _afalg_algs_size; k++) {
 		i = (hint + k) % _afalg_algs_size;
-		label = _afalg_algs[i].label;
-		if (strlen(label) != len)
-			continue;
-		if (exact ? memcmp(s, label, len) == 0 :
-			    c_strncasecmp(s, label, len) == 0)
+		if (same_word(s, len, _afalg_algs[i].label, exact))
 			return &_afalg_algs[i];
 	}
 	return NULL;
@@ -101,19 +134,11 @@ static struct afalg_alg *find_label(const char *s, size_t len, unsigned hint,
 static int parse_value(const char *s, size_t len, size_t *size)
 {
 	unsigned i;
-	char *end;
 
 	for (i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++)
-		if (strlen(mode_names[i]) == len &&
-		    strncmp(s, mode_names[i], len) == 0)
+		if (same_word(s, len, mode_names[i], true))
 			return i;
-	if (len == 0 || s[0] < '0' || s[0] > '9')
-		return -1;
-	errno = 0;
-	*size = strtoull(s, &end, 10);
-	if (errno != 0 || end != s + len)
-		return -1;
-	return AFALG_MODE_AUTO;
+	return parse_size(s, len, size) == 0 ? AFALG_MODE_AUTO : -1;
 }
 
 static void apply(struct afalg_alg *alg, int mode, size_t size, bool sized)
@@ -149,21 +174,23 @@ static void apply_entry(const char *name, size_t name_len, const char *value,
 			      value[0] >= '0' && value[0] <= '9');
 }
 
+/* GNUTLS_AFALG: entries separated by commas or spaces. */
 static void read_env(void)
 {
-	const char *s = secure_getenv("GNUTLS_AFALG"), *eq;
-	size_t len;
+	const char *s = secure_getenv("GNUTLS_AFALG"), *start, *eq;
 
 	while (s != NULL && *s != 0) {
-		len = strcspn(s, ", ");
-		eq = memchr(s, '=', len);
+		for (start = s, eq = NULL; *s != 0 && *s != ',' && *s != ' ';
+		     s++)
+			if (*s == '=' && eq == NULL)
+				eq = s;
 		if (eq != NULL)
-			apply_entry(s, eq - s, eq + 1, len - (eq + 1 - s),
+			apply_entry(start, eq - start, eq + 1, s - eq - 1,
 				    "GNUTLS_AFALG");
-		else if (len > 0)
-			apply_entry(NULL, 0, s, len, "GNUTLS_AFALG");
-		s += len;
-		s += strspn(s, ", ");
+		else if (s > start)
+			apply_entry(NULL, 0, start, s - start, "GNUTLS_AFALG");
+		if (*s != 0)
+			s++;
 	}
 }
 
@@ -252,56 +279,57 @@ static void set_thresholds(struct afalg_alg *alg, size_t t0, size_t t1,
 
 /* The modes of every algorithm: the configuration file, then the
  * environment; FIPS mode keeps every algorithm the operator did not set
- * to kernel off.  False if they were taken already since the last
- * _afalg_release_settings() (a second initialisation). */
-bool _afalg_read_settings(void)
+ * to kernel off.  Returns how many are not off, or 0 if the settings
+ * were taken already since the last _afalg_release_settings() (a second
+ * initialisation). */
+unsigned _afalg_read_settings(void)
 {
-	bool fips = _gnutls_fips_mode_enabled();
+	bool fips = _gnutls_fips_mode_enabled(), over;
 	struct afalg_alg *alg;
-	unsigned i;
+	unsigned i, on = 0;
+	size_t t;
 
 	if (settings_taken)
-		return false;
+		return 0;
 	if (!config_started)
 		reset_settings();
 	if (fips)
 		read_config();
 	settings_taken = true;
+	read_env();
+	caches_found = false;
+	uncached = 0;
+
+	/* one pass: at start-up, under emulation, each loop costs */
 	for (i = 0; i < _afalg_algs_size; i++) {
 		alg = &_afalg_algs[i];
+		if (fips && (!alg->forced || alg->mode != AFALG_MODE_KERNEL))
+			alg->mode = AFALG_MODE_OFF;
 		alg->registered = false;
 		alg->bypassed = false;
 		alg->absent = false;
 		alg->announced = false;
 		alg->kernel_ops = 0;
 		alg->soft_ops = 0;
-	}
-	read_env();
-	caches_found = false;
-
-	for (i = 0; i < _afalg_algs_size; i++) {
-		alg = &_afalg_algs[i];
-		if (fips && (!alg->forced || alg->mode != AFALG_MODE_KERNEL))
-			alg->mode = AFALG_MODE_OFF;
 		alg->work = 0;
 		alg->calibrating = false;
 		alg->cached.present = false;
 		alg->cached.from = NULL;
-		alg->settled = alg->mode != AFALG_MODE_AUTO || alg->fixed;
 		alg->soft_only = false;
-		if (alg->fixed)
-			set_thresholds(alg, alg->fixed_size, alg->fixed_size,
-				       AFALG_FROM_OVERRIDE);
-		else if (alg->mode == AFALG_MODE_KERNEL)
-			set_thresholds(alg, 0, 0, AFALG_FROM_OVERRIDE);
-		else
-			set_thresholds(alg, AFALG_NEVER, AFALG_NEVER,
-				       AFALG_FROM_DEFAULT);
+		/* an operator's size, or kernel; else software until
+		 * measured */
+		over = alg->fixed || alg->mode == AFALG_MODE_KERNEL;
+		t = alg->fixed ? alg->fixed_size : over ? 0 : AFALG_NEVER;
+		set_thresholds(alg, t, t,
+			       over ? AFALG_FROM_OVERRIDE : AFALG_FROM_DEFAULT);
+		alg->settled = over || alg->mode == AFALG_MODE_OFF;
+		on += alg->mode != AFALG_MODE_OFF;
+		uncached += alg->mode == AFALG_MODE_AUTO && !alg->fixed;
 	}
 	if (fips)
 		_gnutls_debug_log(
 			"afalg: FIPS mode: only algorithms set to 'kernel' are used\n");
-	return true;
+	return on;
 }
 
 const char *_afalg_mode_name(const struct afalg_alg *alg)
@@ -472,38 +500,16 @@ static const char *system_cache_path(void)
 	return p != NULL ? p : SYSTEM_CACHE;
 }
 
-/* A threshold as written: a size, or "never".  The cache is parsed at
- * start-up, by hand: the parsers of the C library are much more code to
- * run once (under emulation, to translate) than these lines. */
-static int parse_threshold(const char *s, size_t *t)
-{
-	size_t v = 0;
-
-	if (strcmp(s, "never") == 0) {
-		*t = AFALG_NEVER;
-		return 0;
-	}
-	if (*s == 0)
-		return -1;
-	for (; *s >= '0' && *s <= '9'; s++) {
-		if (v > (SIZE_MAX - (*s - '0')) / 10)
-			return -1;
-		v = v * 10 + (*s - '0');
-	}
-	*t = v;
-	return *s == 0 ? 0 : -1;
-}
-
 /* The whole of a cache file into buf (CACHE_MAX + 1 bytes),
  * NUL-terminated, if it is a regular file of root or of this user that
  * nobody else can write and that is at most CACHE_MAX bytes; -1 if not.
- * read(2) into the caller's buffer rather than stdio and sscanf(): this
- * runs at start-up, where under emulation each new path through the C
- * library costs. */
+ * One read(2) into the caller's buffer rather than stdio: this runs at
+ * start-up, where under emulation each new path through the C library
+ * costs.  A read cut short (which a small regular file does not give)
+ * is taken for a corrupt file. */
 static int read_cache_file(const char *path, char *buf)
 {
 	struct stat st;
-	size_t done = 0;
 	ssize_t n;
 	int fd;
 
@@ -519,138 +525,119 @@ static int read_cache_file(const char *path, char *buf)
 		close(fd);
 		return -1;
 	}
-	while (done < (size_t)st.st_size) {
-		n = read(fd, buf + done, st.st_size - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		done += n;
-	}
+	n = read(fd, buf, st.st_size);
 	close(fd);
-	buf[done] = 0;
-	/* a file cut short while read, or with a NUL in it, is corrupt */
-	return done == (size_t)st.st_size && strlen(buf) == done ? 0 : -1;
-}
-
-/* The line at *p, its newline replaced by NUL; NULL at the end. */
-static char *next_line(char **p)
-{
-	char *line = *p, *nl;
-
-	if (*line == 0)
-		return NULL;
-	nl = strchr(line, '\n');
-	if (nl != NULL) {
-		*nl = 0;
-		*p = nl + 1;
-	} else {
-		*p = line + strlen(line);
-	}
-	return line;
-}
-
-/* The next word at *p, ended by a space or a tab, NUL-terminated in
- * place; NULL at the end. */
-static char *next_word(char **p)
-{
-	char *s = *p, *word;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	if (*s == 0)
-		return NULL;
-	word = s;
-	while (*s != 0 && *s != ' ' && *s != '\t')
-		s++;
-	if (*s != 0)
-		*s++ = 0;
-	*p = s;
-	return word;
-}
-
-/* A measurement line, "LABEL DRIVER THRESHOLD THRESHOLD". */
-static int parse_line(char *line, char **label, char **driver, size_t *t0,
-		      size_t *t1)
-{
-	char *w[4];
-	unsigned n;
-
-	for (n = 0; n < 4; n++)
-		if ((w[n] = next_word(&line)) == NULL)
-			return -1;
-	if (next_word(&line) != NULL ||
-	    strlen(w[1]) >= sizeof(_afalg_algs[0].cached.driver) ||
-	    parse_threshold(w[2], t0) < 0 || parse_threshold(w[3], t1) < 0)
+	buf[n > 0 ? n : 0] = 0;
+	if (n != st.st_size || strlen(buf) != (size_t)n) {
+		_gnutls_debug_log("afalg: ignoring %s: cut short while read, "
+				  "or with a NUL\n",
+				  path);
 		return -1;
-	*label = w[0];
-	*driver = w[1];
+	}
 	return 0;
 }
 
-/* A cache file is read only if it is private (read_cache_file()) and
- * every line is well formed; its measurements are kept beside each
- * algorithm (the first file read that has one wins) and applied at
- * start-up if they keep the algorithm in software, else at its first
- * operation if the kernel's driver is still the one measured.  key is
- * computed once a file opens. */
-static void load_cache(const char *path, char *key, size_t key_size)
+/* Whether the line at *p is want; *p moves past it. */
+static bool take_line(const char **p, const char *want)
 {
-	char buf[CACHE_MAX + 1], *p, *line, *label, *driver;
-	const char *from;
+	const char *s = *p;
+	size_t len;
+
+	for (len = 0; s[len] != 0 && s[len] != '\n'; len++)
+		;
+	*p = s[len] != 0 ? s + len + 1 : s + len;
+	return same_word(s, len, want, true);
+}
+
+/* A measurement line, "LABEL DRIVER THRESHOLD THRESHOLD" (each threshold
+ * a size or "never"), its words split at spaces or tabs; word[4] is
+ * there to see a fifth. */
+struct cache_row {
+	const char *word[5];
+	size_t len[5];
+	size_t threshold[2];
+};
+
+/* The row at *p; *p moves past its line.  -1 if it is malformed. */
+static int scan_row(const char **p, struct cache_row *row)
+{
+	const char *s = *p;
+	unsigned n, i;
+
+	for (n = 0; n < 5; n++) {
+		while (*s == ' ' || *s == '\t')
+			s++;
+		row->word[n] = s;
+		/* a word ends at a space, a tab, a newline or the end */
+		while ((unsigned char)*s > ' ')
+			s++;
+		row->len[n] = s - row->word[n];
+		if (row->len[n] == 0)
+			break;
+	}
+	if (n != 4 || (*s != '\n' && *s != 0) ||
+	    row->len[1] >= sizeof(_afalg_algs[0].cached.driver))
+		return -1;
+	*p = *s != 0 ? s + 1 : s;
+	for (i = 0; i < 2; i++)
+		if (same_word(row->word[2 + i], row->len[2 + i], "never", true))
+			row->threshold[i] = AFALG_NEVER;
+		else if (parse_size(row->word[2 + i], row->len[2 + i],
+				    &row->threshold[i]) < 0)
+			return -1;
+	return 0;
+}
+
+/* A cache file (the user's or the system's, says from) is read only if
+ * it is private (read_cache_file()) and every line is well formed; its
+ * measurements are kept beside each algorithm (the first file read that
+ * has one wins) and applied at start-up if they keep the algorithm in
+ * software, else at its first operation if the kernel's driver is still
+ * the one measured.  key is computed once a file opens. */
+static void load_cache(const char *path, const char *from, char *key,
+		       size_t key_size)
+{
+	char buf[CACHE_MAX + 1];
+	const char *p, *rows;
+	struct cache_row row;
 	struct afalg_alg *alg;
-	bool malformed = false;
-	size_t t0, t1;
-	unsigned i, next = 0;
+	unsigned next = 0;
 
 	if (read_cache_file(path, buf) < 0)
 		return;
 	if (key[0] == 0)
 		cache_key(key, key_size);
 	p = buf;
-	line = next_line(&p);
-	if (line == NULL || strcmp(line, CACHE_FORMAT) != 0 ||
-	    (line = next_line(&p)) == NULL || strcmp(line, key) != 0) {
+	if (!take_line(&p, CACHE_FORMAT) || !take_line(&p, key)) {
 		_gnutls_debug_log("afalg: ignoring %s: another format, "
-				  "kernel, CPU or library\n",
-				  path);
+				  "kernel, CPU or library than %s\n",
+				  path, key);
 		return;
 	}
-	/* the lines go beside the algorithms, marked as this file's by
-	 * cached.from, and count once all of them are read */
-	from = strcmp(path, system_cache_path()) == 0 ? "system" : "user";
-	while ((line = next_line(&p)) != NULL) {
-		if (parse_line(line, &label, &driver, &t0, &t1) < 0) {
+	/* nothing of a malformed file counts, not even its rows before the
+	 * fault */
+	for (rows = p; *p != 0;)
+		if (scan_row(&p, &row) < 0) {
 			_gnutls_debug_log("afalg: ignoring %s: malformed\n",
 					  path);
-			malformed = true;
-			break;
+			return;
 		}
-		alg = find_label(label, strlen(label), next, true);
+	for (p = rows; *p != 0;) {
+		scan_row(&p, &row);
+		alg = find_label(row.word[0], row.len[0], next, true);
 		if (alg == NULL)
 			continue;
-		i = alg - _afalg_algs;
-		next = i + 1;
+		next = alg - _afalg_algs + 1;
 		if (alg->cached.present)
 			continue;
-		_gnutls_str_cpy(alg->cached.driver, sizeof(alg->cached.driver),
-				driver);
-		alg->cached.threshold[0] = t0;
-		alg->cached.threshold[1] = t1;
+		memcpy(alg->cached.driver, row.word[1], row.len[1]);
+		alg->cached.driver[row.len[1]] = 0;
+		alg->cached.threshold[0] = row.threshold[0];
+		alg->cached.threshold[1] = row.threshold[1];
 		alg->cached.from = from;
-	}
-	/* nothing of a malformed file counts, not even for a file of the
-	 * same name read later */
-	for (i = 0; i < _afalg_algs_size; i++) {
-		alg = &_afalg_algs[i];
-		if (alg->cached.present || alg->cached.from != from)
-			continue;
-		if (malformed) {
-			alg->cached.from = NULL;
-		} else {
-			alg->cached.present = true;
-			caches_found = true;
-		}
+		alg->cached.present = true;
+		caches_found = true;
+		uncached -= alg->mode == AFALG_MODE_AUTO && !alg->fixed;
 	}
 }
 
@@ -755,22 +742,6 @@ int _afalg_save_cache(bool system)
 
 /* ---- the decision ------------------------------------------------------ */
 
-/* Whether every algorithm in auto mode has a measurement from the caches
- * read so far. */
-static bool all_cached(void)
-{
-	const struct afalg_alg *alg;
-	unsigned i;
-
-	for (i = 0; i < _afalg_algs_size; i++) {
-		alg = &_afalg_algs[i];
-		if (alg->mode == AFALG_MODE_AUTO && !alg->fixed &&
-		    !alg->cached.present)
-			return false;
-	}
-	return true;
-}
-
 static void settle(struct afalg_alg *alg)
 {
 	/* the thresholds are final for the process: an algorithm that never
@@ -803,12 +774,12 @@ bool _afalg_caches_found(void)
 {
 	char key[512] = "", path[512];
 
-	if (all_cached())
+	if (uncached == 0)
 		return false;
 	if (user_cache_path(path, sizeof(path), false) == 0)
-		load_cache(path, key, sizeof(key));
-	if (!all_cached())
-		load_cache(system_cache_path(), key, sizeof(key));
+		load_cache(path, "user", key, sizeof(key));
+	if (uncached > 0)
+		load_cache(system_cache_path(), "system", key, sizeof(key));
 	return caches_found;
 }
 
