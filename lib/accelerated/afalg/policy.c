@@ -41,7 +41,6 @@
 #include "c-ctype.h"
 #include <accelerated/afalg.h>
 
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +68,13 @@ static bool caches_found;
 /* algorithms in auto mode without a measurement from the caches read so
  * far */
 static unsigned uncached;
+
+/* Whether the algorithm's thresholds are measured (or taken from a
+ * cache): auto mode, and no size set by the operator. */
+static bool measured(const struct afalg_alg *alg)
+{
+	return alg->mode == AFALG_MODE_AUTO && !alg->fixed;
+}
 
 const char *const _afalg_source_names[] = {
 	[AFALG_FROM_DEFAULT] = "default",
@@ -324,7 +330,7 @@ unsigned _afalg_read_settings(void)
 			       over ? AFALG_FROM_OVERRIDE : AFALG_FROM_DEFAULT);
 		alg->settled = over || alg->mode == AFALG_MODE_OFF;
 		on += alg->mode != AFALG_MODE_OFF;
-		uncached += alg->mode == AFALG_MODE_AUTO && !alg->fixed;
+		uncached += measured(alg);
 	}
 	if (fips)
 		_gnutls_debug_log(
@@ -637,7 +643,7 @@ static void load_cache(const char *path, const char *from, char *key,
 		alg->cached.from = from;
 		alg->cached.present = true;
 		caches_found = true;
-		uncached -= alg->mode == AFALG_MODE_AUTO && !alg->fixed;
+		uncached -= measured(alg);
 	}
 }
 
@@ -792,8 +798,8 @@ bool _afalg_caches_found(void)
  * it saves. */
 bool _afalg_cached_software(struct afalg_alg *alg)
 {
-	if (alg->mode != AFALG_MODE_AUTO || alg->fixed ||
-	    !alg->cached.present || alg->cached.threshold[0] != AFALG_NEVER ||
+	if (!measured(alg) || !alg->cached.present ||
+	    alg->cached.threshold[0] != AFALG_NEVER ||
 	    alg->cached.threshold[1] != AFALG_NEVER)
 		return false;
 	alg->cached.present = false;
@@ -836,8 +842,7 @@ void _afalg_calibrate_all(void)
 	for (i = 0; i < _afalg_algs_size; i++) {
 		struct afalg_alg *alg = &_afalg_algs[i];
 
-		if ((!alg->registered && !alg->bypassed) ||
-		    alg->mode != AFALG_MODE_AUTO || alg->fixed)
+		if ((!alg->registered && !alg->bypassed) || !measured(alg))
 			continue;
 		if (alg->bypassed)
 			_afalg_take_software(alg);
