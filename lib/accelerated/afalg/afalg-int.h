@@ -160,9 +160,18 @@ struct afalg_alg *_afalg_find(enum afalg_family family, int id);
 const char *_afalg_name(const struct afalg_alg *alg);
 const char *_afalg_label(const struct afalg_alg *alg);
 bool _afalg_nonce_ok(const struct afalg_alg *alg, size_t nonce_size);
-void _afalg_count(struct afalg_alg *alg, bool kernel);
 size_t _afalg_kernel_iv(const struct afalg_alg *alg, const void *nonce,
 			size_t nonce_size, uint8_t iv[AFALG_MAX_IV_SIZE]);
+
+/* The statistics are logged at level 2 only, and only counted then: a
+ * shared counter costs every operation of every thread otherwise.  (In
+ * line: it is on the path of every operation.) */
+inline static void _afalg_count(struct afalg_alg *alg, bool kernel)
+{
+	if (unlikely(_gnutls_log_level >= 2))
+		__atomic_fetch_add(kernel ? &alg->kernel_ops : &alg->soft_ops,
+				   1, __ATOMIC_RELAXED);
+}
 
 /* afalg.c: registration */
 void _afalg_take_software(struct afalg_alg *alg);

@@ -192,15 +192,6 @@ const char *_afalg_label(const struct afalg_alg *alg)
 	return alg->label;
 }
 
-/* The statistics are logged at level 2 only, and only counted then: a
- * shared counter costs every operation of every thread otherwise. */
-void _afalg_count(struct afalg_alg *alg, bool kernel)
-{
-	if (unlikely(_gnutls_log_level >= 2))
-		__atomic_fetch_add(kernel ? &alg->kernel_ops : &alg->soft_ops,
-				   1, __ATOMIC_RELAXED);
-}
-
 /* The IV the kernel takes: the nonce, but for CCM the first counter
  * block (the length of the length field minus one, then the nonce: RFC
  * 3610).  Returns its size. */

@@ -50,6 +50,10 @@ struct afalg_cipher_ctx {
 	bool keyed;
 	bool kernel_key; /* the kernel takes this key */
 	bool soft_iv_stale; /* the kernel moved iv on: tell software */
+	/* Software keeps the CBC chaining value of its calls: where it can
+	 * tell it (getiv), it is asked only when the kernel continues from
+	 * it; where it cannot, soft_crypt() copies it after every call. */
+	bool copy_iv;
 	int op; /* kernel operation socket, or -1 */
 	unsigned forkid; /* process that opened op */
 	uint8_t key[AFALG_MAX_KEY_SIZE];
@@ -74,6 +78,7 @@ static int afalg_cipher_init(gnutls_cipher_algorithm_t algo, void **_ctx,
 	ctx->soft_ops = alg->soft.cipher;
 	ctx->enc = enc;
 	ctx->chain = alg->flags & AFALG_CHAIN_IV;
+	ctx->copy_iv = ctx->chain && ctx->soft_ops->getiv == NULL;
 	ctx->op = -1;
 	ret = ctx->soft_ops->init(algo, &ctx->soft, enc);
 	if (ret < 0) {
@@ -84,14 +89,6 @@ static int afalg_cipher_init(gnutls_cipher_algorithm_t algo, void **_ctx,
 	return 0;
 }
 
-/* Software keeps the CBC chaining value of its calls: where it can tell
- * it, it is asked only when the kernel continues from it; where it
- * cannot, soft_crypt() copies it after every call. */
-static bool soft_tells_iv(const struct afalg_cipher_ctx *ctx)
-{
-	return ctx->soft_ops->getiv != NULL;
-}
-
 /* ctx->iv from software, where software moved it on last (before the
  * kernel or a new software context continues from it). */
 static int iv_from_soft(struct afalg_cipher_ctx *ctx)
@@ -99,7 +96,7 @@ static int iv_from_soft(struct afalg_cipher_ctx *ctx)
 	int ret;
 
 	if (!ctx->chain || ctx->iv_size != CBC_BLOCK || ctx->soft_iv_stale ||
-	    !soft_tells_iv(ctx))
+	    ctx->copy_iv)
 		return 0;
 	ret = ctx->soft_ops->getiv(ctx->soft, ctx->iv, ctx->iv_size);
 	if (ret < 0)
@@ -264,7 +261,7 @@ static size_t kernel_crypt(struct afalg_cipher_ctx *ctx, int enc,
 static int soft_crypt(struct afalg_cipher_ctx *ctx, int enc, const uint8_t *in,
 		      size_t size, uint8_t *out, size_t out_size)
 {
-	bool chain = ctx->chain && size >= CBC_BLOCK && !soft_tells_iv(ctx);
+	bool chain = ctx->copy_iv && size >= CBC_BLOCK;
 	uint8_t next_iv[CBC_BLOCK];
 	int ret;
 
@@ -287,24 +284,32 @@ static int soft_crypt(struct afalg_cipher_ctx *ctx, int enc, const uint8_t *in,
 	return ret;
 }
 
-static int cipher_crypt(struct afalg_cipher_ctx *ctx, int enc, const void *in,
+/* Straight to software, with nothing to keep or to catch up: an
+ * algorithm that never goes to the kernel, or a call below the threshold
+ * of a context whose software has the chaining value and can tell it.
+ * (The common case, kept to a few loads: under emulation every call
+ * level of the detour shows in small calls.) */
+static inline bool soft_direct(const struct afalg_cipher_ctx *ctx, int enc,
+			       size_t size)
+{
+	const struct afalg_alg *alg = ctx->alg;
+
+	if (likely(__atomic_load_n(&alg->soft_only, __ATOMIC_RELAXED)))
+		return true;
+	return __atomic_load_n(&alg->settled, __ATOMIC_RELAXED) &&
+	       size < __atomic_load_n(&alg->threshold[!enc],
+				      __ATOMIC_RELAXED) &&
+	       !ctx->soft_iv_stale && !ctx->copy_iv;
+}
+
+/* Everything but soft_direct(): the kernel, and software that must be
+ * told the chaining value or must have it kept. */
+static int cipher_route(struct afalg_cipher_ctx *ctx, int enc, const void *in,
 			size_t in_size, void *out, size_t out_size)
 {
 	struct afalg_alg *alg = ctx->alg;
 	size_t done = 0;
 
-	if (unlikely(!cipher_size_ok(alg, in_size)))
-		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
-	/* an algorithm that never goes to the kernel needs no chaining
-	 * value kept: straight to software */
-	if (likely(__atomic_load_n(&alg->soft_only, __ATOMIC_RELAXED))) {
-		_afalg_count(alg, false);
-		if (enc)
-			return ctx->soft_ops->encrypt(ctx->soft, in, in_size,
-						      out, out_size);
-		return ctx->soft_ops->decrypt(ctx->soft, in, in_size, out,
-					      out_size);
-	}
 	/* below the threshold, software */
 	if (__atomic_load_n(&alg->settled, __ATOMIC_RELAXED) &&
 	    in_size < __atomic_load_n(&alg->threshold[!enc], __ATOMIC_RELAXED))
@@ -319,6 +324,23 @@ static int cipher_crypt(struct afalg_cipher_ctx *ctx, int enc, const void *in,
 	}
 	return soft_crypt(ctx, enc, (const uint8_t *)in + done, in_size - done,
 			  (uint8_t *)out + done, out_size - done);
+}
+
+/* The software call is the last thing done: a tail call, with no frame
+ * of the module's left on the stack. */
+static inline int cipher_crypt(struct afalg_cipher_ctx *ctx, int enc,
+			       const void *in, size_t in_size, void *out,
+			       size_t out_size)
+{
+	if (unlikely(!cipher_size_ok(ctx->alg, in_size)))
+		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
+	if (unlikely(!soft_direct(ctx, enc, in_size)))
+		return cipher_route(ctx, enc, in, in_size, out, out_size);
+	_afalg_count(ctx->alg, false);
+	if (enc)
+		return ctx->soft_ops->encrypt(ctx->soft, in, in_size, out,
+					      out_size);
+	return ctx->soft_ops->decrypt(ctx->soft, in, in_size, out, out_size);
 }
 
 static int afalg_cipher_encrypt(void *ctx, const void *in, size_t in_size,
