@@ -506,6 +506,71 @@ check_sized() {
 	pass "contract cases with GNUTLS_AFALG=4096, with and without GnuTLS's x86 code; without it: $(grep -E 'stats (mac SHA256|digest SHA256|cipher AES-128-CBC): [1-9][0-9]* kernel, [1-9][0-9]* software' "$tmp/log" | sed 's/.*afalg: //' | sort -u | tr '\n' ' ')"
 }
 
+# A cache made where the kernel had AF_ALG, read where it has not (this
+# machine's kernel, or AF_ALG taken away since): the cache lets the
+# module register without asking the kernel, so the first operation sent
+# there learns it.  One socket() call says so, the kernel path is off for
+# the process from then on (the differential test: one process), and
+# every answer is software's (it and the contract cases, whose children
+# each learn it for themselves, in auto mode).  afalgtool says why.
+# Where AF_ALG is here, the kernel suite's, it skips.
+check_lost_afalg() {
+	local c=$tmp/lost/gnutls/afalg key row name label failures= f
+	local run=(env XDG_CACHE_HOME="$tmp/lost" GNUTLS_AFALG=auto
+		GNUTLS_AFALG_SYSTEM_CACHE="$tmp/none" GNUTLS_DEBUG_LEVEL=2
+		GNUTLS_SYSTEM_PRIORITY_FILE="$tmp/none"
+		LD_LIBRARY_PATH="$ACCEL_BIN/../lib")
+
+	if have_afalg; then
+		skip "AF_ALG is here: the check needs a kernel without it (the host suite's)"
+		return
+	fi
+	mkdir -p "$tmp/lost/gnutls"
+	printf 'gnutls-afalg-cache 1\nkernel x\n' >"$c"
+	chmod 600 "$c"
+	info env XDG_CACHE_HOME="$tmp/lost" GNUTLS_AFALG_SYSTEM_CACHE="$tmp/none" \
+		GNUTLS_SYSTEM_PRIORITY_FILE="$tmp/none"
+	key=$(sed -n "s|.*afalg: ignoring $c: another format, kernel, CPU or library than ||p" "$tmp/log")
+	[ -n "$key" ] || { fail "no key logged for a foreign cache"; return; }
+	printf 'gnutls-afalg-cache 1\n%s\n' "$key" >"$c"
+	# each row with the driver /proc/crypto names, as a calibration
+	# under this kernel would have written it
+	for row in AES-128-CBC:'cbc(aes)' SHA256:sha256 HMAC-SHA256:'hmac(sha256)'; do
+		label=${row%%:*} name=${row#*:}
+		f=$(awk -v n="$name" '$1 == "name" { hit = $3 == n }
+			hit && $1 == "driver" { print $3; exit }' /proc/crypto 2>/dev/null)
+		[ -n "$f" ] || { skip "/proc/crypto has no $name"; return; }
+		echo "$label $f 0 0" >>"$c"
+	done
+	info env XDG_CACHE_HOME="$tmp/lost" GNUTLS_AFALG_SYSTEM_CACHE="$tmp/none" \
+		GNUTLS_SYSTEM_PRIORITY_FILE="$tmp/none"
+	if ! about AES-128-CBC | grep -q "(from cache); software: the kernel has no AF_ALG"; then
+		fail "afalgtool: $(about AES-128-CBC)"
+		return
+	fi
+	if ! "${run[@]}" "${DIFFERENTIAL:?}" --ops 100 --max-size 20000 all \
+		>"$tmp/out" 2>"$tmp/log"; then
+		fail "differential: $(grep -v '^gnutls' "$tmp/out" | grep -m 3 FAIL)"
+		return
+	fi
+	if [ "$(logged 'thresholds from the user cache')" != 3 ] ||
+		[ "$(logged 'afalg: socket failed')" != 1 ] ||
+		[ "$(logged 'AF_ALG is not available: kernel path off')" != 1 ]; then
+		fail "differential: $(logged 'thresholds from the user cache') algorithms from the cache, $(logged 'afalg: socket failed') socket() failures, $(grep -m 1 'kernel path off' "$tmp/log")"
+		return
+	fi
+	for f in aead cipher hash; do
+		"${run[@]}" "$CONTRACT" --defect 0 \
+			"$(dirname "$CASES")/$f.cases" >"$tmp/out" 2>"$tmp/log" ||
+			failures+=" $(grep '^FAIL' "$tmp/out" | tr '\n' ' ')"
+	done
+	if [ -n "$failures" ]; then
+		fail "contract cases:$failures"
+		return
+	fi
+	pass "a cache from a kernel with AF_ALG, where it has none: one socket() call, then software; the differential and contract cases pass"
+}
+
 # The contract cases of every family with a threshold of 4096 bytes
 # (and the x86 code off, given 0x1); sets failures, keeps the last log.
 sized_cases() {
@@ -527,12 +592,12 @@ sized_cases() {
 
 checks=(startup labels config_once parse off default overrides invalid
 	config cache bad_cache system_cache calibrate_on_use calibration_fault
-	auto_paths sized bypass)
+	auto_paths sized bypass lost_afalg)
 [ "${1:-all}" = all ] || checks=("$@")
 for check in "${checks[@]}"; do
 	if [ "$check" != startup ] && [ "$check" != labels ] &&
 		[ "$check" != config_once ] && [ "$check" != parse ] &&
-		! have_afalg; then
+		[ "$check" != lost_afalg ] && ! have_afalg; then
 		skip "no AF_ALG here: the module registers nothing"
 		continue
 	fi

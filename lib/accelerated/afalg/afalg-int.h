@@ -213,6 +213,7 @@ inline static bool _afalg_use_kernel(struct afalg_alg *alg, unsigned dir,
  * failure is counted, and AFALG_MAX_FAILURES in a row switch the kernel
  * path off for the process.  Functions return 0 or a GNUTLS_E_* code. */
 bool _afalg_kernel_present(void);
+bool _afalg_kernel_missing(void);
 void _afalg_kernel_deinit(void);
 
 int _afalg_kernel_open(struct afalg_alg *alg, const void *key, size_t key_size,

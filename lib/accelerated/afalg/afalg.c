@@ -196,6 +196,9 @@ int _gnutls_afalg_info(unsigned flags, gnutls_datum_t *out)
 			&buf, "afalg: no algorithm registered (no AF_ALG, "
 			      "FIPS mode, or GNUTLS_AFALG=off)\n");
 	} else {
+		/* a cache lets the module register without asking the
+		 * kernel: the description says whether it has AF_ALG */
+		_afalg_kernel_present();
 		for (i = 0; i < _afalg_algs_size; i++)
 			if (_afalg_algs[i].registered)
 				_afalg_apply_cache(&_afalg_algs[i]);

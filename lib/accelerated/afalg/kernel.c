@@ -156,16 +156,36 @@ static void fd_release(void)
 }
 
 /* Failures.  Running out of descriptors is the process's state, not the
- * kernel's, and an unknown algorithm is remembered per row; anything
- * else counts, and AFALG_MAX_FAILURES in a row turn the kernel off. */
+ * kernel's, and an unknown algorithm is remembered per row; a kernel
+ * without AF_ALG (a cache let the module register without asking) turns
+ * the kernel off at once, since no retry can succeed; anything else
+ * counts, and AFALG_MAX_FAILURES in a row turn the kernel off. */
 static unsigned failures;
 static bool kernel_off;
+static bool no_af_alg;
+
+static void af_alg_missing(void)
+{
+	__atomic_store_n(&kernel_off, true, __ATOMIC_RELAXED);
+	if (!__atomic_exchange_n(&no_af_alg, true, __ATOMIC_RELAXED))
+		_gnutls_debug_log("afalg: AF_ALG is not available: kernel "
+				  "path off for this process\n");
+}
+
+bool _afalg_kernel_missing(void)
+{
+	return __atomic_load_n(&no_af_alg, __ATOMIC_RELAXED);
+}
 
 void _afalg_kernel_failed(const char *what, int err)
 {
 	_gnutls_debug_log("afalg: %s failed: %s\n", what, strerror(err));
 	if (err == EMFILE || err == ENFILE)
 		return;
+	if (err == EAFNOSUPPORT) {
+		af_alg_missing();
+		return;
+	}
 	if (__atomic_add_fetch(&failures, 1, __ATOMIC_RELAXED) ==
 	    AFALG_MAX_FAILURES) {
 		__atomic_store_n(&kernel_off, true, __ATOMIC_RELAXED);
@@ -741,6 +761,8 @@ bool _afalg_kernel_present(void)
 	if (fd < 0) {
 		_gnutls_debug_log("afalg: AF_ALG is not available: %s\n",
 				  strerror(errno));
+		if (errno == EAFNOSUPPORT)
+			af_alg_missing();
 		return false;
 	}
 	close(fd);
@@ -787,6 +809,7 @@ int _gnutls_afalg_fault(const char *spec)
 	fault.injected = 0;
 	__atomic_store_n(&failures, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&kernel_off, false, __ATOMIC_RELAXED);
+	__atomic_store_n(&no_af_alg, false, __ATOMIC_RELAXED);
 	if (spec == NULL || *spec == 0)
 		return injected;
 

@@ -870,6 +870,8 @@ static const char *reason(const struct afalg_alg *alg)
 			       "off: set by the operator";
 	if (!alg->registered && !alg->bypassed)
 		return "not registered";
+	if (_afalg_kernel_missing())
+		return "software: the kernel has no AF_ALG";
 	if (alg->absent)
 		return "software: the kernel has no such algorithm";
 	if (!_afalg_kernel_usable(alg))
