@@ -164,12 +164,11 @@ static unsigned failures;
 static bool kernel_off;
 static bool no_af_alg;
 
-static void af_alg_missing(void)
+/* Returns whether this is the first time it is learnt. */
+static bool af_alg_missing(void)
 {
 	__atomic_store_n(&kernel_off, true, __ATOMIC_RELAXED);
-	if (!__atomic_exchange_n(&no_af_alg, true, __ATOMIC_RELAXED))
-		_gnutls_debug_log("afalg: AF_ALG is not available: kernel "
-				  "path off for this process\n");
+	return !__atomic_exchange_n(&no_af_alg, true, __ATOMIC_RELAXED);
 }
 
 bool _afalg_kernel_missing(void)
@@ -183,7 +182,9 @@ void _afalg_kernel_failed(const char *what, int err)
 	if (err == EMFILE || err == ENFILE)
 		return;
 	if (err == EAFNOSUPPORT) {
-		af_alg_missing();
+		if (af_alg_missing())
+			_gnutls_debug_log("afalg: AF_ALG is not available: "
+					  "kernel path off for this process\n");
 		return;
 	}
 	if (__atomic_add_fetch(&failures, 1, __ATOMIC_RELAXED) ==
@@ -757,11 +758,12 @@ int _afalg_kernel_hash_fast(struct afalg_alg *alg, const void *key,
 bool _afalg_kernel_present(void)
 {
 	int fd = sys_socket();
+	int err = errno;
 
 	if (fd < 0) {
 		_gnutls_debug_log("afalg: AF_ALG is not available: %s\n",
-				  strerror(errno));
-		if (errno == EAFNOSUPPORT)
+				  strerror(err));
+		if (err == EAFNOSUPPORT)
 			af_alg_missing();
 		return false;
 	}
