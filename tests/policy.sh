@@ -9,8 +9,8 @@
 # differential test).
 #
 # Where AF_ALG is missing the module registers nothing but what a cache
-# keeps in software: every check but start-up, labels, config_once and
-# parse then skips.
+# keeps in software: every check but start-up, labels, config_once, parse
+# and lost_afalg (which needs a kernel without AF_ALG) then skips.
 #
 # SPDX-License-Identifier: LGPL-2.1-or-later
 
