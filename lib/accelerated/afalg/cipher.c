@@ -284,6 +284,14 @@ static int soft_crypt(struct afalg_cipher_ctx *ctx, int enc, const uint8_t *in,
 	return ret;
 }
 
+/* A call of this size stays in software, whatever the context. */
+static inline bool below_threshold(const struct afalg_alg *alg, int enc,
+				   size_t size)
+{
+	return __atomic_load_n(&alg->settled, __ATOMIC_RELAXED) &&
+	       size < __atomic_load_n(&alg->threshold[!enc], __ATOMIC_RELAXED);
+}
+
 /* Straight to software, with nothing to keep or to catch up: an
  * algorithm that never goes to the kernel, or a call below the threshold
  * of a context whose software has the chaining value and can tell it.
@@ -292,14 +300,10 @@ static int soft_crypt(struct afalg_cipher_ctx *ctx, int enc, const uint8_t *in,
 static inline bool soft_direct(const struct afalg_cipher_ctx *ctx, int enc,
 			       size_t size)
 {
-	const struct afalg_alg *alg = ctx->alg;
-
-	if (likely(__atomic_load_n(&alg->soft_only, __ATOMIC_RELAXED)))
+	if (likely(__atomic_load_n(&ctx->alg->soft_only, __ATOMIC_RELAXED)))
 		return true;
-	return __atomic_load_n(&alg->settled, __ATOMIC_RELAXED) &&
-	       size < __atomic_load_n(&alg->threshold[!enc],
-				      __ATOMIC_RELAXED) &&
-	       !ctx->soft_iv_stale && !ctx->copy_iv;
+	return below_threshold(ctx->alg, enc, size) && !ctx->soft_iv_stale &&
+	       !ctx->copy_iv;
 }
 
 /* Everything but soft_direct(): the kernel, and software that must be
@@ -310,9 +314,7 @@ static int cipher_route(struct afalg_cipher_ctx *ctx, int enc, const void *in,
 	struct afalg_alg *alg = ctx->alg;
 	size_t done = 0;
 
-	/* below the threshold, software */
-	if (__atomic_load_n(&alg->settled, __ATOMIC_RELAXED) &&
-	    in_size < __atomic_load_n(&alg->threshold[!enc], __ATOMIC_RELAXED))
+	if (below_threshold(alg, enc, in_size))
 		return soft_crypt(ctx, enc, in, in_size, out, out_size);
 
 	if (out_size >= in_size && cipher_in_kernel(ctx, enc, in_size)) {
