@@ -281,13 +281,21 @@ check_bad_cache() {
 # software at every size is taken from a well-formed file, and nothing of
 # a corrupt, foreign, malformed, oversized or world-writable one.  The
 # key is the one the module logs when it ignores a foreign cache.
-check_parse() {
-	local f=$tmp/parse/gnutls/afalg key long before=$failed
-	mkdir -p "$tmp/parse/gnutls"
+# The cache key this machine's processes want: a foreign cache written
+# at FILE, then the line afalgtool (run by INFO...) logs about it.
+wanted_key() { # wanted_key FILE INFO...
+	local f=$1
+	shift
+	mkdir -p "$(dirname "$f")"
 	printf 'gnutls-afalg-cache 1\nkernel x\n' >"$f"
 	chmod 600 "$f"
-	parse_info
-	key=$(sed -n "s|.*afalg: ignoring $f: another format, kernel, CPU or library than ||p" "$tmp/log")
+	"$@"
+	sed -n "s|.*afalg: ignoring $f: another format, kernel, CPU or library than ||p" "$tmp/log"
+}
+
+check_parse() {
+	local f=$tmp/parse/gnutls/afalg key long before=$failed
+	key=$(wanted_key "$f" parse_info)
 	if [ -z "$key" ]; then
 		fail "no key logged for a foreign cache: $(grep -m 3 'afalg: ' "$tmp/log" | tr '\n' ' ')"
 		return
@@ -525,12 +533,9 @@ check_lost_afalg() {
 		skip "AF_ALG is here: the check needs a kernel without it (the host suite's)"
 		return
 	fi
-	mkdir -p "$tmp/lost/gnutls"
-	printf 'gnutls-afalg-cache 1\nkernel x\n' >"$c"
-	chmod 600 "$c"
-	info env XDG_CACHE_HOME="$tmp/lost" GNUTLS_AFALG_SYSTEM_CACHE="$tmp/none" \
-		GNUTLS_SYSTEM_PRIORITY_FILE="$tmp/none"
-	key=$(sed -n "s|.*afalg: ignoring $c: another format, kernel, CPU or library than ||p" "$tmp/log")
+	key=$(wanted_key "$c" info env XDG_CACHE_HOME="$tmp/lost" \
+		GNUTLS_AFALG_SYSTEM_CACHE="$tmp/none" \
+		GNUTLS_SYSTEM_PRIORITY_FILE="$tmp/none")
 	[ -n "$key" ] || { fail "no key logged for a foreign cache"; return; }
 	printf 'gnutls-afalg-cache 1\n%s\n' "$key" >"$c"
 	# each row with the driver /proc/crypto names, as a calibration
