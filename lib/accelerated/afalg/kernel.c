@@ -79,10 +79,19 @@ static const struct {
 	const char *name;
 	int err;
 } fault_errors[] = {
-	{ "ENOMEM", ENOMEM }, { "EINVAL", EINVAL },	{ "EBUSY", EBUSY },
-	{ "EAGAIN", EAGAIN }, { "EINTR", EINTR },	{ "EMFILE", EMFILE },
-	{ "EPERM", EPERM },   { "EBADMSG", EBADMSG },	{ "ENOKEY", ENOKEY },
-	{ "EIO", EIO },	      { "SHORT", FAULT_SHORT }, { "PASS", FAULT_PASS },
+	{ "ENOMEM", ENOMEM },
+	{ "EINVAL", EINVAL },
+	{ "EBUSY", EBUSY },
+	{ "EAGAIN", EAGAIN },
+	{ "EINTR", EINTR },
+	{ "EMFILE", EMFILE },
+	{ "EPERM", EPERM },
+	{ "EBADMSG", EBADMSG },
+	{ "ENOKEY", ENOKEY },
+	{ "EIO", EIO },
+	{ "EAFNOSUPPORT", EAFNOSUPPORT },
+	{ "SHORT", FAULT_SHORT },
+	{ "PASS", FAULT_PASS },
 };
 
 static struct {
