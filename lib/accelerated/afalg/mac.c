@@ -23,7 +23,8 @@
  * message must never depend on a kernel socket alone.  Each message is
  * in one of these states:
  *
- *  SOFT    software has it, as without the module;
+ *  SOFT    software has it, as without the module (a message after a
+ *          short one starts here: see msg_start());
  *  HOLD    its first bytes are held in user space until it is long
  *          enough for the kernel (a short message never opens a socket);
  *  KERNEL  the kernel has it, and user space keeps the bytes sent since
@@ -56,7 +57,7 @@ struct afalg_hash_ctx {
 	struct afalg_alg *alg;
 	enum msg_state state;
 	void *soft; /* software context, once needed */
-	bool soft_used; /* it holds part of the current message */
+	bool soft_used; /* the current message is software's */
 	gnutls_mac_hash_func soft_update;
 	gnutls_mac_output_func soft_finish;
 	uint8_t *buf; /* held bytes, or sent since the checkpoint */
@@ -193,22 +194,43 @@ static void buf_clear(struct afalg_hash_ctx *ctx)
 	ctx->len = 0;
 }
 
-/* A new message: held for the kernel unless it could never go there. */
+static size_t msg_threshold(const struct afalg_hash_ctx *ctx)
+{
+	return __atomic_load_n(&ctx->alg->threshold[0], __ATOMIC_RELAXED);
+}
+
+/* A new message.  The message before it predicts its length: after one
+ * that reached the threshold it is held for the kernel; otherwise it
+ * starts in software, which it leaves only if its first piece alone is
+ * long enough for the kernel (afalg_hash_update()).  So a context of
+ * short messages (TLS records, handshake hashes) copies none of them. */
 static void msg_start(struct afalg_hash_ctx *ctx)
 {
+	size_t t = msg_threshold(ctx);
+
 	if (ctx->ckpt >= 0)
 		_afalg_kernel_close(&ctx->ckpt);
 	if (ctx->len > 0)
 		buf_clear(ctx);
-	ctx->msg_len = 0;
-	if (ctx->alg->threshold[0] <= AFALG_HASH_REPLAY &&
+	if (ctx->msg_len >= t && t <= AFALG_HASH_REPLAY &&
 	    _afalg_kernel_usable(ctx->alg))
 		ctx->state = MSG_HOLD;
 	else
 		ctx->state = MSG_SOFT;
+	ctx->msg_len = 0;
 }
 
-/* The message so far goes to software, from the held bytes. */
+/* The first piece of a message in software is long enough for the
+ * kernel. */
+static bool first_to_kernel(const struct afalg_hash_ctx *ctx, size_t size)
+{
+	return !ctx->soft_used && size >= msg_threshold(ctx) &&
+	       _afalg_kernel_usable(ctx->alg);
+}
+
+/* The message so far goes to software, from the held bytes, and stays
+ * there (none held: still software's, so that a kernel failing at a
+ * first piece does not see it again). */
 static int to_soft(struct afalg_hash_ctx *ctx)
 {
 	int ret;
@@ -218,6 +240,7 @@ static int to_soft(struct afalg_hash_ctx *ctx)
 	ret = soft_ready(ctx);
 	if (ret == 0)
 		ret = soft_hash(ctx, ctx->buf, ctx->len);
+	ctx->soft_used = true;
 	buf_clear(ctx);
 	ctx->state = ret == 0 ? MSG_SOFT : MSG_LOST;
 	return ret;
@@ -328,17 +351,11 @@ static int kernel_update(struct afalg_hash_ctx *ctx, const uint8_t *data,
 /* How often one call may replace a failed kernel socket. */
 #define RECOVERIES 2
 
-/* A message that can never go to the kernel (its algorithm settled on
- * software for messages; one-shot calls do not use contexts), with its
- * software context made: straight to software. */
-static bool soft_only(const struct afalg_hash_ctx *ctx)
+/* Software has the message and its context is made (one-shot calls do
+ * not use contexts). */
+static bool soft_has(const struct afalg_hash_ctx *ctx)
 {
-	const struct afalg_alg *alg = ctx->alg;
-
-	return ctx->state == MSG_SOFT && ctx->soft != NULL &&
-	       __atomic_load_n(&alg->settled, __ATOMIC_RELAXED) &&
-	       __atomic_load_n(&alg->threshold[0], __ATOMIC_RELAXED) ==
-		       AFALG_NEVER;
+	return ctx->state == MSG_SOFT && ctx->soft != NULL;
 }
 
 static int afalg_hash_update(void *_ctx, const void *_data, size_t size)
@@ -349,8 +366,12 @@ static int afalg_hash_update(void *_ctx, const void *_data, size_t size)
 	size_t done;
 	int ret;
 
-	if (likely(soft_only(ctx))) {
-		ctx->soft_used = true;
+	/* straight to software: a message begun there stays, and a first
+	 * piece shorter than the threshold starts there */
+	if (likely(soft_has(ctx) &&
+		   (ctx->soft_used || size < msg_threshold(ctx)))) {
+		ctx->soft_used = ctx->soft_used || size > 0;
+		ctx->msg_len += size;
 		return ctx->soft_update(ctx->soft, data, size);
 	}
 	ret = check_fork(ctx);
@@ -360,7 +381,7 @@ static int afalg_hash_update(void *_ctx, const void *_data, size_t size)
 	for (;;) {
 		switch (ctx->state) {
 		case MSG_HOLD:
-			if (ctx->len + size >= ctx->alg->threshold[0]) {
+			if (ctx->len + size >= msg_threshold(ctx)) {
 				if (commit(ctx) == 0)
 					continue;
 			} else if (ctx->len + size <= AFALG_HASH_REPLAY &&
@@ -384,6 +405,10 @@ static int afalg_hash_update(void *_ctx, const void *_data, size_t size)
 				recover(ctx);
 			continue;
 		case MSG_SOFT:
+			if (first_to_kernel(ctx, size)) {
+				ctx->state = MSG_HOLD;
+				continue;
+			}
 			ret = ctx->soft_used ? 0 : soft_ready(ctx);
 			if (ret < 0)
 				return gnutls_assert_val(ret);
@@ -392,6 +417,15 @@ static int afalg_hash_update(void *_ctx, const void *_data, size_t size)
 			return gnutls_assert_val(GNUTLS_E_INTERNAL_ERROR);
 		}
 	}
+}
+
+/* A message software finished; an algorithm in auto mode counts its
+ * work. */
+static void soft_done(struct afalg_hash_ctx *ctx)
+{
+	if (unlikely(!__atomic_load_n(&ctx->alg->settled, __ATOMIC_RELAXED)))
+		_afalg_account(ctx->alg, ctx->msg_len);
+	_afalg_count(ctx->alg, false);
 }
 
 /* Where the message ends decides where a held one is hashed. */
@@ -407,7 +441,7 @@ static int output(struct afalg_hash_ctx *ctx, uint8_t *out)
 	for (;;) {
 		switch (ctx->state) {
 		case MSG_HOLD:
-			if (ctx->len >= alg->threshold[0] && commit(ctx) == 0)
+			if (ctx->len >= msg_threshold(ctx) && commit(ctx) == 0)
 				continue;
 			/* the context's software, keyed once: a one-shot MAC
 			 * would derive the key's state for every message */
@@ -431,9 +465,7 @@ static int output(struct afalg_hash_ctx *ctx, uint8_t *out)
 			ret = ctx->soft_used ? 0 : soft_ready(ctx);
 			if (ret < 0)
 				return ret;
-			/* an algorithm in auto mode counts its work */
-			_afalg_use_kernel(ctx->alg, 0, ctx->msg_len);
-			_afalg_count(ctx->alg, false);
+			soft_done(ctx);
 			return soft_output(ctx, out);
 		case MSG_LOST:
 			return GNUTLS_E_INTERNAL_ERROR;
@@ -452,10 +484,13 @@ static int afalg_hash_output(void *_ctx, void *digest, size_t size)
 	uint8_t *out = digest != NULL && size >= tag_size ? digest : tmp;
 	int ret;
 
-	if (likely(soft_only(ctx) && out == digest)) {
-		_afalg_count(ctx->alg, false);
-		ctx->soft_used = false;
-		return ctx->soft_finish(ctx->soft, digest, tag_size);
+	if (likely(soft_has(ctx) && out == digest)) {
+		soft_done(ctx);
+		ret = soft_output(ctx, digest);
+		if (unlikely(ctx->msg_len >= msg_threshold(ctx)))
+			msg_start(ctx);
+		ctx->msg_len = 0;
+		return ret;
 	}
 	ret = output(ctx, out);
 	msg_start(ctx);
@@ -593,6 +628,7 @@ static int copy_state(struct afalg_hash_ctx *dst, struct afalg_hash_ctx *src)
 		return ret;
 	buf_append(dst, src->buf, src->len);
 	dst->state = src->state;
+	dst->msg_len = src->msg_len;
 	switch (src->state) {
 	case MSG_SOFT:
 		dst->soft_used = src->soft_used;
