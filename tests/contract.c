@@ -34,8 +34,9 @@
  *   nofault [N]        end it; at least N faults fired (default 1)
  *   count / kernel / nokernel   count kernel requests (sendmsg) from
  *                      "count" on; "kernel": at least one was made
- *                      (checked where the module is active), "nokernel":
- *                      none (checked where AF_ALG is there)
+ *                      (checked where the module is active; with at=N,
+ *                      where AF_ALG is there and GNUTLS_AFALG=N),
+ *                      "nokernel": none (checked where AF_ALG is there)
  *   fork               the rest runs in parent and child, step by step
  *                      in turn (child first), both checked
  *   exec [N]           fork+exec a program (inherited.c) that counts the
@@ -122,6 +123,7 @@ static const struct harness *const families[] = {
 static int (*fault_fn)(const char *spec);
 static bool afalg_present; /* AF_ALG, and the module's fault seam */
 static bool module_active; /* and GNUTLS_AFALG=kernel */
+static long afalg_size = -1; /* GNUTLS_AFALG=N: every threshold N */
 
 /* ---- the library's log: kept, and passed on to stderr ---------------- */
 
@@ -474,8 +476,12 @@ static int step_nofault(struct run *r, const struct step *s)
 static int step_kernel(struct run *r, const struct step *s, bool want)
 {
 	int calls = do_fault(r, s, NULL);
+	long at = flag_num(s, "at", -1);
+	bool checked = want ? module_active : afalg_present;
 
-	if (calls < 0 || !(want ? module_active : afalg_present))
+	if (at >= 0)
+		checked = afalg_present && at == afalg_size;
+	if (calls < 0 || !checked)
 		return calls < 0 ? -1 : 0;
 	if (want && calls == 0)
 		return fail(r, s, "nothing went to the kernel");
@@ -1025,6 +1031,8 @@ int main(int argc, char **argv)
 	afalg_present = fd >= 0 && fault_fn != NULL;
 	module_active = afalg_present && mode != NULL &&
 			strcmp(mode, "kernel") == 0;
+	if (mode != NULL && mode[0] >= '0' && mode[0] <= '9')
+		afalg_size = strtol(mode, NULL, 10);
 	if (fd >= 0)
 		close(fd);
 	printf("contract: %s\n",

@@ -63,6 +63,8 @@ struct afalg_hash_ctx {
 	uint8_t *buf; /* held bytes, or sent since the checkpoint */
 	size_t len, cap;
 	size_t msg_len; /* the message so far */
+	bool hold; /* the next message is held: the last reached the
+		    * threshold, or there was none */
 	int op; /* kernel operation socket, or -1 */
 	int ckpt; /* checkpoint of the message, or -1 */
 	unsigned forkid; /* process that opened op */
@@ -200,10 +202,11 @@ static size_t msg_threshold(const struct afalg_hash_ctx *ctx)
 }
 
 /* A new message.  The message before it predicts its length: after one
- * that reached the threshold it is held for the kernel; otherwise it
- * starts in software, which it leaves only if its first piece alone is
- * long enough for the kernel (afalg_hash_update()).  So a context of
- * short messages (TLS records, handshake hashes) copies none of them. */
+ * that reached the threshold (or on a new context) it is held for the
+ * kernel; otherwise it starts in software, which it leaves only if its
+ * first piece alone is long enough for the kernel (afalg_hash_update()).
+ * So a context of short messages (TLS records, handshake hashes) copies
+ * only its first. */
 static void msg_start(struct afalg_hash_ctx *ctx)
 {
 	size_t t = msg_threshold(ctx);
@@ -212,12 +215,19 @@ static void msg_start(struct afalg_hash_ctx *ctx)
 		_afalg_kernel_close(&ctx->ckpt);
 	if (ctx->len > 0)
 		buf_clear(ctx);
-	if (ctx->msg_len >= t && t <= AFALG_HASH_REPLAY &&
+	if (ctx->hold && t <= AFALG_HASH_REPLAY &&
 	    _afalg_kernel_usable(ctx->alg))
 		ctx->state = MSG_HOLD;
 	else
 		ctx->state = MSG_SOFT;
 	ctx->msg_len = 0;
+}
+
+/* The message ended: its length predicts the next. */
+static void msg_next(struct afalg_hash_ctx *ctx)
+{
+	ctx->hold = ctx->msg_len >= msg_threshold(ctx);
+	msg_start(ctx);
 }
 
 /* The first piece of a message in software is long enough for the
@@ -487,13 +497,14 @@ static int afalg_hash_output(void *_ctx, void *digest, size_t size)
 	if (likely(soft_has(ctx) && out == digest)) {
 		soft_done(ctx);
 		ret = soft_output(ctx, digest);
-		if (unlikely(ctx->msg_len >= msg_threshold(ctx)))
-			msg_start(ctx);
-		ctx->msg_len = 0;
+		if (unlikely(ctx->hold || ctx->msg_len >= msg_threshold(ctx)))
+			msg_next(ctx);
+		else
+			ctx->msg_len = 0;
 		return ret;
 	}
 	ret = output(ctx, out);
-	msg_start(ctx);
+	msg_next(ctx);
 	if (ret < 0) {
 		gnutls_rnd(GNUTLS_RND_NONCE, out, tag_size);
 		_gnutls_switch_lib_state(LIB_STATE_ERROR);
@@ -523,6 +534,10 @@ static int hash_init(enum afalg_family family, int algo, void **_ctx)
 	ctx->op = -1;
 	ctx->ckpt = -1;
 	soft_calls(ctx);
+	/* no message before to go by: the first is held, so that one that
+	 * comes in short pieces (a file hashed in chunks) still reaches the
+	 * kernel */
+	ctx->hold = true;
 	msg_start(ctx);
 	*_ctx = ctx;
 	return 0;
@@ -629,6 +644,7 @@ static int copy_state(struct afalg_hash_ctx *dst, struct afalg_hash_ctx *src)
 	buf_append(dst, src->buf, src->len);
 	dst->state = src->state;
 	dst->msg_len = src->msg_len;
+	dst->hold = src->hold;
 	switch (src->state) {
 	case MSG_SOFT:
 		dst->soft_used = src->soft_used;
