@@ -31,6 +31,8 @@
  *
  * Shared steps:
  *   fault CALL:ERRNO[:SKIP[:COUNT]]   _gnutls_afalg_fault()
+ *   clock SIZE:RATIO[,RATIO...]...    _gnutls_afalg_clock(): the times
+ *                      the calibrations from now on see
  *   nofault [N]        end it; at least N faults fired (default 1)
  *   count / kernel / nokernel   count kernel requests (sendmsg) from
  *                      "count" on; "kernel": at least one was made
@@ -121,6 +123,7 @@ static const struct harness *const families[] = {
 };
 
 static int (*fault_fn)(const char *spec);
+static int (*clock_fn)(const char *spec);
 static bool afalg_present; /* AF_ALG, and the module's fault seam */
 static bool module_active; /* and GNUTLS_AFALG=kernel */
 static long afalg_size = -1; /* GNUTLS_AFALG=N: every threshold N */
@@ -460,6 +463,22 @@ static int do_fault(struct run *r, const struct step *s, const char *spec)
 	return ret;
 }
 
+static int step_clock(struct run *r, const struct step *s)
+{
+	char spec[MAX_ARGS * 64] = "";
+	size_t len = 0;
+	unsigned i;
+
+	if (clock_fn == NULL)
+		return 0;
+	for (i = 0; i < s->nargs; i++)
+		len += snprintf(spec + len, sizeof(spec) - len, "%s%s",
+				i ? " " : "", s->args[i].value);
+	if (clock_fn(spec) < 0)
+		return fail(r, s, "bad clock script %s", spec);
+	return 0;
+}
+
 static int step_nofault(struct run *r, const struct step *s)
 {
 	long want = arg_num(s, 0, 1);
@@ -726,6 +745,8 @@ static int shared_step(struct run *r, const struct step *s, struct lockstep *ls)
 		return do_fault(r, s, s->args[0].value) < 0 ? -1 : 0;
 	if (strcmp(s->verb, "nofault") == 0)
 		return step_nofault(r, s);
+	if (strcmp(s->verb, "clock") == 0)
+		return step_clock(r, s);
 	if (strcmp(s->verb, "count") == 0)
 		return do_fault(r, s, "send:PASS") < 0 ? -1 : 0;
 	if (strcmp(s->verb, "kernel") == 0 || strcmp(s->verb, "nokernel") == 0)
@@ -797,6 +818,8 @@ static void run_init(struct run *r, const struct kase *k, const char *alg)
 	/* no fault, failure count or switched-off kernel from earlier cases */
 	if (fault_fn != NULL)
 		fault_fn(NULL);
+	if (clock_fn != NULL)
+		clock_fn(NULL);
 	fds_at_start = count_fds();
 	/* the first case of a process sees the library's start too */
 	log_at_start = cases_run++ == 0 ? 0 : log_count;
@@ -1027,6 +1050,8 @@ int main(int argc, char **argv)
 	}
 	fault_fn = (int (*)(const char *))dlsym(RTLD_DEFAULT,
 						"_gnutls_afalg_fault");
+	clock_fn = (int (*)(const char *))dlsym(RTLD_DEFAULT,
+						"_gnutls_afalg_clock");
 	fd = socket(AF_ALG, SOCK_SEQPACKET, 0);
 	afalg_present = fd >= 0 && fault_fn != NULL;
 	module_active = afalg_present && mode != NULL &&

@@ -425,6 +425,33 @@ check_calibration_fault() {
 	fi
 }
 
+# The rules calibration draws thresholds by: each case of
+# calibration.cases (a script of the times calibration sees) in a process
+# and cache of its own.  A scripted calibration is not cached.
+check_calibration_rules() {
+	local name n=0 bad=""
+	while IFS= read -r name; do
+		n=$((n + 1))
+		env XDG_CACHE_HOME="$tmp/rule$n" GNUTLS_AFALG_SYSTEM_CACHE="$tmp/none" \
+			LD_LIBRARY_PATH="$ACCEL_BIN/../lib" \
+			GNUTLS_AFALG=off,AES-128-CBC=auto GNUTLS_DEBUG_LEVEL=2 \
+			"${CONTRACT:?}" --case "$name" "$(dirname "$CASES")/calibration.cases" \
+			>"$tmp/out" 2>"$tmp/log"
+		if ! grep -q "^PASS" "$tmp/out"; then
+			bad+=" [$name: $(grep -E '^(FAIL|  )' "$tmp/out" | head -n 2 | tr '\n' ' ') $(grep -E 'AES-128-CBC (encrypt|decrypt).*(MB/s|once more)' "$tmp/log" | sed 's/.*afalg: //' | tr '\n' ' ')]"
+		elif [ -s "$tmp/rule$n/gnutls/afalg" ]; then
+			bad+=" [$name: a scripted calibration was cached]"
+		fi
+	done < <(sed -n 's/^case: //p' "$(dirname "$CASES")/calibration.cases")
+	if [ "$n" = 0 ]; then
+		fail "no case in calibration.cases"
+	elif [ -n "$bad" ]; then
+		fail "$bad"
+	else
+		pass "$n scripted calibrations drew the thresholds their rules give, none cached"
+	fi
+}
+
 # auto with measured thresholds: every algorithm calibrated, then the
 # differential test and the contract cases in auto mode, so that the
 # paths auto takes (straight to software where the kernel never wins,
@@ -597,6 +624,7 @@ sized_cases() {
 
 checks=(startup labels config_once parse off default overrides invalid
 	config cache bad_cache system_cache calibrate_on_use calibration_fault
+	calibration_rules
 	auto_paths sized bypass lost_afalg)
 [ "${1:-all}" = all ] || checks=("$@")
 for check in "${checks[@]}"; do

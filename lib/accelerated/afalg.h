@@ -32,6 +32,9 @@ void _gnutls_afalg_config(const char *name, const char *value);
 /* For tests only: makes a chosen kernel call fail (see kernel.c). */
 int _gnutls_afalg_fault(const char *spec);
 
+/* For tests only: the times calibration sees (see calibrate.c). */
+int _gnutls_afalg_clock(const char *spec);
+
 /* For afalgtool: what each algorithm does and why (see afalg.c). */
 int _gnutls_afalg_info(unsigned flags, gnutls_datum_t *out);
 #else

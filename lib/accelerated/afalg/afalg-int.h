@@ -81,6 +81,8 @@ enum afalg_source {
 	AFALG_FROM_OVERRIDE, /* kernel mode, or a size the operator set */
 	AFALG_FROM_FAILURE, /* a calibration that failed: software for the
 			     * process, nothing cached */
+	AFALG_FROM_TEST_CLOCK, /* a calibration by _gnutls_afalg_clock()'s
+				* times: not cached */
 };
 
 extern const char *const _afalg_source_names[];

@@ -37,12 +37,18 @@
  * Budget per algorithm: at each size, 128 KiB or 4 operations (at most
  * 256), for each path, direction and round: about 4.8 MiB per direction
  * in all, at most as much again for the second measurements, and 768
- * KiB for each size measured once more (once at most). */
+ * KiB for each size measured once more (once at most).
+ *
+ * Tests give the times a script instead (_gnutls_afalg_clock()): both
+ * paths still run, and the kernel's time becomes a ratio of software's
+ * that the test chose, so that the rules above can be checked on a real
+ * kernel whatever the machine's pace. */
 
 #include "config.h"
 #include "afalg-int.h"
 #include "errors.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -68,6 +74,83 @@ static double cpu_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* ---- the test's clock -------------------------------------------------- */
+
+#define SCRIPT_MAX 4
+
+/* For each size, the kernel / software ratio of its first, second, ...
+ * measurement in a direction (the last one repeated); a size without one
+ * loses (1.0). */
+static struct {
+	bool on;
+	unsigned n[N_SIZES];
+	double ratio[N_SIZES][SCRIPT_MAX];
+} script;
+
+static double script_ratio(unsigned i, unsigned pass)
+{
+	if (script.n[i] == 0)
+		return 1.0;
+	return script.ratio[i][MIN(pass, script.n[i] - 1)];
+}
+
+static int script_size(size_t size)
+{
+	unsigned i;
+
+	for (i = 0; i < N_SIZES; i++)
+		if (sizes[i] == size)
+			return i;
+	return -1;
+}
+
+/* One "SIZE:RATIO[,RATIO...]" of a script. */
+static int script_entry(const char *spec, char **end)
+{
+	int i = script_size(strtoul(spec, end, 10));
+
+	if (i < 0 || **end != ':')
+		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
+	do {
+		spec = *end + 1;
+		if (script.n[i] == SCRIPT_MAX)
+			return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
+		script.ratio[i][script.n[i]] = strtod(spec, end);
+		if (*end == spec || script.ratio[i][script.n[i]] <= 0)
+			return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
+		script.n[i]++;
+	} while (**end == ',');
+	return 0;
+}
+
+/* Test interface: "SIZE:RATIO[,RATIO...] ..." makes every calibration
+ * from now on take, as the kernel's time for the k-th measurement of
+ * SIZE in a direction, RATIO k times software's (the last RATIO for the
+ * measurements after it; 1.0 for a size not named), with SIZE one of
+ * the sizes calibration measures.  Its thresholds come "from a test's
+ * clock" and are not cached.  NULL or "" ends it.  Not for use while a
+ * calibration runs. */
+int _gnutls_afalg_clock(const char *spec)
+{
+	char *end;
+	int ret;
+
+	memset(&script, 0, sizeof(script));
+	if (spec == NULL || *spec == 0)
+		return 0;
+	while (*spec != 0) {
+		ret = script_entry(spec, &end);
+		if (ret < 0) {
+			memset(&script, 0, sizeof(script));
+			return ret;
+		}
+		for (spec = end; *spec == ' '; spec++)
+			;
+	}
+	script.on = true;
+	return 0;
+}
+
 /* Everything a measurement needs; buffers of the largest size plus a
  * tag, and a ciphertext that the decryptions can verify. */
 struct bench {
@@ -79,6 +162,7 @@ struct bench {
 	uint8_t *in, *out;
 	void *soft;
 	int op;
+	unsigned passes[N_SIZES]; /* measurements of each size, this dir */
 };
 
 static const gnutls_crypto_cipher_st *cops(const struct bench *b)
@@ -352,10 +436,14 @@ static int measure_sizes(struct bench *b, int dir, unsigned first,
 			if (s[round] <= 0 || k[round] < 0)
 				ret = gnutls_assert_val(
 					GNUTLS_E_INTERNAL_ERROR);
+			else if (script.on)
+				k[round] = s[round] *
+					   script_ratio(i, b->passes[i]);
 			r[round] = k[round] / s[round];
 		}
 		if (ret < 0)
 			break;
+		b->passes[i]++;
 		soft[i] = median3(s);
 		kernel[i] = median3(k);
 		ratio[i] = median3(r);
@@ -413,6 +501,7 @@ static int measure_dir(struct bench *b, int dir, size_t *t)
 	int ret;
 
 	*t = AFALG_NEVER;
+	memset(b->passes, 0, sizeof(b->passes));
 	ret = soft_init(b, dir);
 	if (ret == 0)
 		ret = measure_sizes(b, dir, 0, N_SIZES - 1, soft, kernel,
@@ -467,7 +556,12 @@ void _afalg_calibrate(struct afalg_alg *alg)
 	}
 	__atomic_store_n(&alg->threshold[0], t[0], __ATOMIC_RELAXED);
 	__atomic_store_n(&alg->threshold[1], t[1], __ATOMIC_RELAXED);
-	alg->source = ret < 0 ? AFALG_FROM_FAILURE : AFALG_FROM_CALIBRATION;
-	_gnutls_debug_log("afalg: %s calibrated in %.3f s of CPU time\n",
-			  _afalg_label(alg), cpu_now() - start);
+	if (ret < 0)
+		alg->source = AFALG_FROM_FAILURE;
+	else
+		alg->source = script.on ? AFALG_FROM_TEST_CLOCK :
+					  AFALG_FROM_CALIBRATION;
+	_gnutls_debug_log("afalg: %s calibrated in %.3f s of CPU time%s\n",
+			  _afalg_label(alg), cpu_now() - start,
+			  script.on ? " (a test's clock)" : "");
 }

@@ -82,6 +82,7 @@ const char *const _afalg_source_names[] = {
 	[AFALG_FROM_CALIBRATION] = "calibration",
 	[AFALG_FROM_OVERRIDE] = "override",
 	[AFALG_FROM_FAILURE] = "a failed calibration",
+	[AFALG_FROM_TEST_CLOCK] = "a test's clock",
 };
 
 /* ---- settings ---------------------------------------------------------- */
