@@ -244,5 +244,11 @@ extern const gnutls_crypto_cipher_st _afalg_aead_ops;
 extern const gnutls_crypto_cipher_st _afalg_aead_oneshot_ops;
 extern const gnutls_crypto_mac_st _afalg_mac_ops;
 extern const gnutls_crypto_digest_st _afalg_digest_ops;
+/* mac.c, for calibration: messages on the module's own kernel path */
+int _afalg_hash_kernel_new(struct afalg_alg *alg, const void *key,
+			   size_t key_size, void **ctx);
+int _afalg_hash_kernel_message(void *ctx, const void *data, size_t size,
+			       void *out);
+void _afalg_hash_kernel_free(void *ctx);
 
 #endif /* GNUTLS_LIB_ACCELERATED_AFALG_AFALG_INT_H */

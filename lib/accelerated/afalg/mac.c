@@ -65,6 +65,8 @@ struct afalg_hash_ctx {
 	size_t msg_len; /* the message so far */
 	bool hold; /* the next message is held: the last reached the
 		    * threshold, or there was none */
+	const size_t *threshold; /* the algorithm's message threshold, or
+				  * (calibration) one every message reaches */
 	int op; /* kernel operation socket, or -1 */
 	int ckpt; /* checkpoint of the message, or -1 */
 	unsigned forkid; /* process that opened op */
@@ -198,7 +200,7 @@ static void buf_clear(struct afalg_hash_ctx *ctx)
 
 static size_t msg_threshold(const struct afalg_hash_ctx *ctx)
 {
-	return __atomic_load_n(&ctx->alg->threshold[0], __ATOMIC_RELAXED);
+	return __atomic_load_n(ctx->threshold, __ATOMIC_RELAXED);
 }
 
 /* A new message.  The message before it predicts its length: after one
@@ -531,6 +533,7 @@ static int hash_init(enum afalg_family family, int algo, void **_ctx)
 	if (ctx == NULL)
 		return gnutls_assert_val(GNUTLS_E_MEMORY_ERROR);
 	ctx->alg = alg;
+	ctx->threshold = &alg->threshold[0];
 	ctx->op = -1;
 	ctx->ckpt = -1;
 	soft_calls(ctx);
@@ -677,6 +680,7 @@ static void *afalg_hash_copy(const void *_src)
 	if (dst == NULL)
 		return NULL;
 	dst->alg = src->alg;
+	dst->threshold = src->threshold;
 	soft_calls(dst);
 	dst->op = -1;
 	dst->ckpt = -1;
@@ -731,6 +735,63 @@ static int afalg_digest_fast(gnutls_digest_algorithm_t algo, const void *text,
 	}
 	_afalg_count(alg, false);
 	return soft_fast(alg, NULL, 0, text, text_size, digest);
+}
+
+/* ---- calibration: the kernel as a message takes it ------------------- */
+
+/* A message threshold that every message reaches. */
+static const size_t every_message;
+
+/* A context whose every message goes to the kernel on the path any
+ * message the module sends there takes (held, sent, the bytes kept for
+ * replay, checkpoints), so that calibration times that path and not a
+ * bare socket. */
+int _afalg_hash_kernel_new(struct afalg_alg *alg, const void *key,
+			   size_t key_size, void **_ctx)
+{
+	struct afalg_hash_ctx *ctx;
+	int ret;
+
+	ret = hash_init(alg->family, alg->id, _ctx);
+	if (ret < 0)
+		return ret;
+	ctx = *_ctx;
+	ctx->threshold = &every_message;
+	if (alg->family == AFALG_MAC)
+		ret = afalg_mac_setkey(ctx, key, key_size);
+	else
+		msg_start(ctx);
+	if (ret < 0) {
+		afalg_hash_deinit(ctx);
+		*_ctx = NULL;
+	}
+	return ret;
+}
+
+/* One message of such a context; an error if the kernel did not carry
+ * it to its end (the module finishing it in software would time
+ * software as the kernel). */
+int _afalg_hash_kernel_message(void *_ctx, const void *data, size_t size,
+			       void *out)
+{
+	struct afalg_hash_ctx *ctx = _ctx;
+	int ret;
+
+	ret = afalg_hash_update(ctx, data, size);
+	if (ret == 0 && ctx->state == MSG_KERNEL)
+		ret = output(ctx, out);
+	else if (ret == 0)
+		ret = gnutls_assert_val(GNUTLS_E_INTERNAL_ERROR);
+	if (ret == 0 && ctx->state != MSG_KERNEL)
+		ret = gnutls_assert_val(GNUTLS_E_INTERNAL_ERROR);
+	msg_next(ctx);
+	return ret;
+}
+
+void _afalg_hash_kernel_free(void *ctx)
+{
+	if (ctx != NULL)
+		afalg_hash_deinit(ctx);
 }
 
 const gnutls_crypto_mac_st _afalg_mac_ops = {
