@@ -780,8 +780,6 @@ int _afalg_hash_kernel_message(void *_ctx, const void *data, size_t size,
 	ret = afalg_hash_update(ctx, data, size);
 	if (ret == 0 && ctx->state == MSG_KERNEL)
 		ret = output(ctx, out);
-	else if (ret == 0)
-		ret = gnutls_assert_val(GNUTLS_E_INTERNAL_ERROR);
 	if (ret == 0 && ctx->state != MSG_KERNEL)
 		ret = gnutls_assert_val(GNUTLS_E_INTERNAL_ERROR);
 	msg_next(ctx);
