@@ -54,6 +54,12 @@
  *                      is there; the library is initialised again at
  *                      start so that its start-up log is seen)
  *   errstate           the library is in its error state
+ *   reinit             gnutls_global_deinit(), the library's last (its
+ *                      real deinit), and gnutls_global_init(): the
+ *                      case's contexts live on across it
+ *   deinit             gnutls_global_deinit() (last step): the case's
+ *                      contexts are freed after it, and the library
+ *                      initialised again after them
  *
  * Environment: GNUTLS_AFALG (kernel: the kernel suite) decides whether
  * kernel checks apply; AFALG_TEST_SEED seeds the data.
@@ -739,6 +745,20 @@ static int step_fork(struct run *r, const struct step *s, struct lockstep *ls)
 	return 0;
 }
 
+/* The contract program holds the library's only initialisation (main()
+ * undoes the constructor's), so that gnutls_global_deinit() here is the
+ * real one. */
+static bool library_down;
+
+static int step_reinit(struct run *r, const struct step *s, bool up)
+{
+	gnutls_global_deinit();
+	library_down = !up;
+	if (up && gnutls_global_init() < 0)
+		return fail(r, s, "gnutls_global_init() failed");
+	return 0;
+}
+
 static int shared_step(struct run *r, const struct step *s, struct lockstep *ls)
 {
 	if (strcmp(s->verb, "fault") == 0)
@@ -767,6 +787,8 @@ static int shared_step(struct run *r, const struct step *s, struct lockstep *ls)
 		return library_in_error_state() ?
 			       0 :
 			       fail(r, s, "the library is not in error state");
+	if (strcmp(s->verb, "reinit") == 0 || strcmp(s->verb, "deinit") == 0)
+		return step_reinit(r, s, s->verb[0] == 'r');
 	return 1; /* not a shared step */
 }
 
@@ -849,6 +871,11 @@ static int run_case(const struct kase *k, const char *alg, unsigned from,
 	r.fam = f->start(&r);
 	ret = run_steps(&r, f, k, from, to, &ls);
 	f->finish(&r);
+	if (library_down) {
+		library_down = false;
+		if (gnutls_global_init() < 0)
+			ret = fail(&r, NULL, "gnutls_global_init() failed");
+	}
 	if (ls.on && ls.child) {
 		fflush(stdout);
 		_exit(ret < 0 ? EXIT_FAIL : EXIT_PASS);
