@@ -436,6 +436,8 @@ check_calibration_fault() {
 	calibration_fault cache7 AES-128-CBC "a kernel fault stops a calibration"
 	calibration_fault cache9 SHA256 "a kernel send fault stops a hash calibration"
 	calibration_fault cache10 SHA256 "a kernel recv fault stops a hash calibration"
+	calibration_fault cache11 AES-128-GCM "a kernel fault stops an AEAD calibration"
+	calibration_fault cache12 AES-128-GCM "a kernel tag failure stops an AEAD calibration"
 }
 
 calibration_fault() { # calibration_fault CACHE ALGORITHM CASE
