@@ -54,6 +54,12 @@
  *                      is there; the library is initialised again at
  *                      start so that its start-up log is seen)
  *   errstate           the library is in its error state
+ *   hold CALL          a thread starts a message of 5000 bytes on a new
+ *                      context of the case's digest, whose first CALL the
+ *                      fault seam holds (CALL:WAIT) until "release"; the
+ *                      step returns once the thread waits there
+ *   release            ends the hold and joins the thread, whose digest
+ *                      must be right (a forked child has no such thread)
  *   reinit             gnutls_global_deinit(), the library's last (its
  *                      real deinit), and gnutls_global_init(): the
  *                      case's contexts live on across it
@@ -76,6 +82,8 @@
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <poll.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -88,6 +96,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <gnutls/gnutls.h>
 #include <gnutls/crypto.h>
@@ -651,6 +660,84 @@ static int step_exec(struct run *r, const struct step *s)
 	return ret;
 }
 
+/* A thread whose digest message the fault seam holds in a kernel call
+ * (step_hold), so that the process can fork while the thread is there. */
+static struct {
+	pthread_t thread;
+	pid_t owner; /* the process that started it; 0: none */
+	const struct ref_alg *alg;
+	bool done, right;
+} held;
+
+static void *held_message(void *arg)
+{
+	static const uint8_t data[5000];
+	uint8_t out[REF_MAX_DIGEST], want[REF_MAX_DIGEST];
+	struct ref_stream ref;
+	gnutls_hash_hd_t h;
+
+	(void)arg;
+	if (gnutls_hash_init(&h, held.alg->id) == 0) {
+		if (gnutls_hash(h, data, sizeof(data)) < 0)
+			memset(out, 0, sizeof(out));
+		gnutls_hash_deinit(h, out);
+		ref_init(&ref, held.alg, NULL, 0);
+		ref_update(&ref, data, sizeof(data));
+		ref_digest(&ref, want);
+		held.right = memcmp(out, want, ref_digest_size(held.alg)) == 0;
+	}
+	__atomic_store_n(&held.done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static int step_hold(struct run *r, const struct step *s)
+{
+	const struct timespec ms = { 0, 1000000 };
+	char spec[96];
+
+	if (r->alg->family != F_HASH || held.owner != 0)
+		return fail(r, s, "hold: a digest's step, one at a time");
+	if (fault_fn == NULL)
+		return 0;
+	snprintf(spec, sizeof(spec), "%s:WAIT:0:1", s->args[0].name);
+	if (do_fault(r, s, spec) < 0)
+		return -1;
+	held.alg = r->alg;
+	held.done = held.right = false;
+	if (pthread_create(&held.thread, NULL, held_message, NULL) != 0)
+		return fail(r, s, "pthread_create failed");
+	held.owner = getpid();
+	/* until the thread is held, or its message ended without the call */
+	while (fault_fn("?") < 1 &&
+	       !__atomic_load_n(&held.done, __ATOMIC_ACQUIRE))
+		nanosleep(&ms, NULL);
+	if (fault_fn("?") < 1)
+		return fail(r, s, "the thread's message made no %s call",
+			    s->args[0].name);
+	return 0;
+}
+
+/* Ends a hold and joins its thread, if this process started one;
+ * whether its digest was right. */
+static bool release_held(void)
+{
+	if (held.owner == 0)
+		return true;
+	if (fault_fn != NULL)
+		fault_fn(NULL);
+	if (held.owner != getpid())
+		return true;
+	pthread_join(held.thread, NULL);
+	held.owner = 0;
+	return held.right;
+}
+
+static int step_release(struct run *r, const struct step *s)
+{
+	return release_held() ? 0 :
+				fail(r, s, "the held thread's digest is wrong");
+}
+
 static int step_nofile(struct run *r, const struct step *s)
 {
 	struct rlimit rl;
@@ -710,13 +797,44 @@ static int step_logged(struct run *r, const struct step *s)
 struct lockstep {
 	bool on;
 	bool child;
+	pid_t pid; /* the parent's: the child */
 	int to_child[2], to_parent[2];
 };
 
-static int wait_turn(int fd)
+/* A child of a single thread that waits in futex() waits forever: no
+ * other thread can wake it (a lock it inherited held, say). */
+static bool stuck_in_futex(pid_t pid)
 {
+	char path[64], line[256];
+	bool alone = false, futex = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return false;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strcmp(line, "Threads:\t1\n") == 0)
+			alone = true;
+	fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return false;
+	futex = fscanf(f, "%255s", line) == 1 && atol(line) == SYS_futex &&
+		isdigit((unsigned char)line[0]);
+	fclose(f);
+	return alone && futex;
+}
+
+/* 0: the other side gave the turn; -1: it ended; -2: the child (pid,
+ * from the parent's side) is stuck and will never give it. */
+static int wait_turn(int fd, pid_t pid)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
 	char c;
 
+	while (pid > 0 && poll(&p, 1, 100) == 0)
+		if (stuck_in_futex(pid))
+			return -2;
 	return read(fd, &c, 1) == 1 ? 0 : -1;
 }
 
@@ -724,6 +842,14 @@ static void give_turn(int fd)
 {
 	if (write(fd, "x", 1) != 1)
 		exit(EXIT_ERROR);
+}
+
+static int child_stuck(struct run *r, const struct step *s, struct lockstep *ls)
+{
+	kill(ls->pid, SIGKILL);
+	return fail(r, s,
+		    "the child waits in futex() with no other thread "
+		    "to wake it (a lock inherited held?)");
 }
 
 static int step_fork(struct run *r, const struct step *s, struct lockstep *ls)
@@ -738,10 +864,11 @@ static int step_fork(struct run *r, const struct step *s, struct lockstep *ls)
 		return fail(r, s, "fork: %s", strerror(errno));
 	ls->on = true;
 	ls->child = pid == 0;
+	ls->pid = pid;
 	if (ls->child)
 		r->who = "child: ";
-	else /* the child goes first */
-		wait_turn(ls->to_parent[0]);
+	else if (wait_turn(ls->to_parent[0], pid) == -2) /* it goes first */
+		return child_stuck(r, s, ls);
 	return 0;
 }
 
@@ -787,6 +914,10 @@ static int shared_step(struct run *r, const struct step *s, struct lockstep *ls)
 		return library_in_error_state() ?
 			       0 :
 			       fail(r, s, "the library is not in error state");
+	if (strcmp(s->verb, "hold") == 0)
+		return step_hold(r, s);
+	if (strcmp(s->verb, "release") == 0)
+		return step_release(r, s);
 	if (strcmp(s->verb, "reinit") == 0 || strcmp(s->verb, "deinit") == 0)
 		return step_reinit(r, s, s->verb[0] == 'r');
 	return 1; /* not a shared step */
@@ -825,9 +956,11 @@ static int run_steps(struct run *r, const struct harness *f,
 		if (ls->on && strcmp(s->verb, "fork") != 0) {
 			give_turn(ls->child ? ls->to_parent[1] :
 					      ls->to_child[1]);
-			if (i + 1 < to)
-				wait_turn(ls->child ? ls->to_child[0] :
-						      ls->to_parent[0]);
+			if (i + 1 < to && ls->child)
+				wait_turn(ls->to_child[0], 0);
+			else if (i + 1 < to &&
+				 wait_turn(ls->to_parent[0], ls->pid) == -2)
+				return child_stuck(r, &k->steps[i + 1], ls);
 		}
 	}
 	return 0;
@@ -870,6 +1003,7 @@ static int run_case(const struct kase *k, const char *alg, unsigned from,
 		return fail(&r, NULL, "no harness for this algorithm");
 	r.fam = f->start(&r);
 	ret = run_steps(&r, f, k, from, to, &ls);
+	release_held(); /* a case that failed while it held a thread */
 	f->finish(&r);
 	if (library_down) {
 		library_down = false;

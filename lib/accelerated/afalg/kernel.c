@@ -45,6 +45,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef AF_ALG
@@ -74,6 +75,7 @@ static const char *const call_names[N_CALLS] = {
 
 #define FAULT_SHORT (-1)
 #define FAULT_PASS (-2) /* counts the calls, fails none */
+#define FAULT_WAIT (-3) /* holds the call until the fault is ended */
 
 static const struct {
 	const char *name;
@@ -92,6 +94,7 @@ static const struct {
 	{ "EAFNOSUPPORT", EAFNOSUPPORT },
 	{ "SHORT", FAULT_SHORT },
 	{ "PASS", FAULT_PASS },
+	{ "WAIT", FAULT_WAIT },
 };
 
 static struct {
@@ -102,6 +105,16 @@ static struct {
 	unsigned count;
 	unsigned injected;
 } fault;
+
+/* A held call waits for another thread to end the fault, then is made. */
+static int fault_wait(void)
+{
+	const struct timespec ms = { 0, 1000000 };
+
+	while (__atomic_load_n(&fault.active, __ATOMIC_ACQUIRE))
+		nanosleep(&ms, NULL);
+	return 0;
+}
 
 /* Returns the errno the call must fail with, FAULT_SHORT, or 0. */
 static int fault_check(enum afalg_call call)
@@ -116,7 +129,9 @@ static int fault_check(enum afalg_call call)
 	}
 	if (fault.count > 0 && fault.injected >= fault.count)
 		return 0;
-	fault.injected++;
+	__atomic_add_fetch(&fault.injected, 1, __ATOMIC_RELEASE);
+	if (fault.err == FAULT_WAIT)
+		return fault_wait();
 	return fault.err;
 }
 
@@ -804,17 +819,22 @@ void _afalg_kernel_deinit(void)
 
 /* Test interface: "CALL:ERRNO[:SKIP[:COUNT]]" makes the SKIP+1st call
  * to CALL fail with ERRNO, and the COUNT-1 calls after it (COUNT 0: all
- * of them); ERRNO "SHORT" makes a read or write short by a byte, and
- * "PASS" only counts the calls.  NULL or "" ends it.  Setting or ending
- * a fault also resets the failure count and turns the kernel path back
- * on, so that cases do not depend on each other.  Returns the number of
- * faults injected since the last call, or a negative error code for a
- * bad specification. */
+ * of them); ERRNO "SHORT" makes a read or write short by a byte,
+ * "PASS" only counts the calls, and "WAIT" holds the calls (in the
+ * thread that makes them) until another thread ends the fault.  NULL or
+ * "" ends it; "?" only returns the count.  Setting or ending a fault
+ * also resets the failure count and turns the kernel path back on, so
+ * that cases do not depend on each other.  Returns the number of faults
+ * injected since the last call, or a negative error code for a bad
+ * specification. */
 int _gnutls_afalg_fault(const char *spec)
 {
 	char call[16], err[16];
 	unsigned skip = 0, count = 1, i;
-	int n, injected = fault.injected;
+	int n, injected = __atomic_load_n(&fault.injected, __ATOMIC_ACQUIRE);
+
+	if (spec != NULL && strcmp(spec, "?") == 0)
+		return injected;
 
 	__atomic_store_n(&fault.active, false, __ATOMIC_RELEASE);
 	fault.injected = 0;
