@@ -139,8 +139,9 @@ static int fault_check(enum afalg_call call)
  * application keeps the rest; beyond it, contexts use software.  The
  * limit is read when the first descriptor is opened, not at start-up,
  * and again whenever the cap is reached (the application may have raised
- * it since).  A lock, not atomics: a descriptor costs system calls
- * anyway, and fd_cap is written while other threads read it. */
+ * it since), outside the lock: no system call is made with a lock held
+ * (see digest_lock).  A lock, not atomics: fd_cap is written while other
+ * threads read it. */
 static unsigned fd_count;
 static unsigned fd_cap;
 GNUTLS_STATIC_MUTEX(fd_lock);
@@ -156,19 +157,30 @@ static unsigned fd_limit(void)
 	return rl.rlim_cur / 4;
 }
 
-static bool fd_reserve(void)
+/* A descriptor under the cap, with a new cap first if limit is not 0;
+ * 1 if reserved, 0 if at the cap, negative if the lock failed. */
+static int fd_take(unsigned limit)
 {
 	bool ok;
 
 	if (gnutls_static_mutex_lock(&fd_lock) < 0)
-		return false;
-	if (fd_count >= fd_cap)
-		fd_cap = fd_limit();
+		return gnutls_assert_val(GNUTLS_E_LOCKING_ERROR);
+	if (limit > 0)
+		fd_cap = limit;
 	ok = fd_count < fd_cap;
 	if (ok)
 		fd_count++;
 	gnutls_static_mutex_unlock(&fd_lock);
 	return ok;
+}
+
+static bool fd_reserve(void)
+{
+	int ret = fd_take(0);
+
+	if (ret == 0)
+		ret = fd_take(fd_limit());
+	return ret > 0;
 }
 
 static void fd_release(void)
@@ -431,7 +443,12 @@ static int accept_op(int from, int *op)
 /* Digests: one unkeyed transformation socket per algorithm, shared by
  * all contexts and, after fork(), by parent and child (accept() on it
  * only reads).  Idle operation sockets of one-shot calls are kept in a
- * small pool per algorithm; a child does not use its parent's. */
+ * small pool per algorithm; a child does not use its parent's.
+ *
+ * No system call is made with digest_lock held: a process that forks
+ * while another thread holds it leaves the child a lock that nothing
+ * releases.  Sockets are taken out of a slot under the lock, and closed,
+ * bound or accepted on after it. */
 #define POOL_SIZE 2
 
 struct digest_slot {
@@ -465,46 +482,75 @@ static struct digest_slot *lock_slot(const struct afalg_alg *alg, bool setup)
 	return NULL;
 }
 
-static void pool_drop(struct digest_slot *slot)
+/* The slot's idle sockets move to out (POOL_SIZE of them at most); the
+ * slot is locked. */
+static unsigned pool_take(struct digest_slot *slot, int *out)
 {
-	while (slot->pooled > 0)
-		_afalg_kernel_close(&slot->pool[--slot->pooled]);
+	unsigned n = slot->pooled;
+
+	memcpy(out, slot->pool, n * sizeof(*out));
+	slot->pooled = 0;
+	return n;
 }
 
-/* A new operation socket on the slot's transformation socket; the slot
- * is locked. */
-static int slot_accept(struct afalg_alg *alg, struct digest_slot *slot, int *op)
+static void close_all(int *fds, unsigned n)
 {
-	int ret;
+	while (n > 0)
+		_afalg_kernel_close(&fds[--n]);
+}
 
-	ret = slot->tfm < 0 ? bind_alg(alg, &slot->tfm) : 0;
-	if (ret == 0) {
-		ret = accept_op(slot->tfm, op);
-		if (ret < 0) /* bind again next time */
-			_afalg_kernel_close(&slot->tfm);
+/* The transformation socket goes back to its slot, unless another
+ * thread put one there meanwhile or the slot was emptied
+ * (gnutls_global_deinit()); then it is closed. */
+static void slot_keep_tfm(const struct afalg_alg *alg, int *tfm)
+{
+	struct digest_slot *slot = lock_slot(alg, false);
+
+	if (slot != NULL) {
+		if (slot->tfm < 0) {
+			slot->tfm = *tfm;
+			*tfm = -1;
+		}
+		gnutls_static_mutex_unlock(&digest_lock);
 	}
-	return ret;
+	_afalg_kernel_close(tfm);
 }
 
 /* An operation socket of a digest: one from the pool if reuse, else a
- * new one (a context's). */
+ * new one (a context's), accepted on the slot's transformation socket,
+ * which is taken out of the slot meanwhile (a thread that needs one
+ * then binds its own). */
 static int pool_get(struct afalg_alg *alg, bool reuse, int *op)
 {
 	struct digest_slot *slot = lock_slot(alg, true);
-	int ret = 0;
+	int stale[POOL_SIZE], tfm = -1, ret;
+	unsigned n_stale = 0;
 
 	*op = -1;
 	if (slot == NULL)
 		return gnutls_assert_val(GNUTLS_E_LOCKING_ERROR);
 	if (_gnutls_detect_fork(slot->forkid)) {
-		pool_drop(slot);
+		n_stale = pool_take(slot, stale);
 		slot->forkid = _gnutls_get_forkid();
 	}
-	if (reuse && slot->pooled > 0)
+	if (reuse && slot->pooled > 0) {
 		*op = slot->pool[--slot->pooled];
-	else
-		ret = slot_accept(alg, slot, op);
+	} else {
+		tfm = slot->tfm;
+		slot->tfm = -1;
+	}
 	gnutls_static_mutex_unlock(&digest_lock);
+	close_all(stale, n_stale);
+	if (*op >= 0)
+		return 0;
+
+	ret = tfm < 0 ? bind_alg(alg, &tfm) : 0;
+	if (ret == 0)
+		ret = accept_op(tfm, op);
+	if (ret < 0) /* bind again next time */
+		_afalg_kernel_close(&tfm);
+	else
+		slot_keep_tfm(alg, &tfm);
 	return ret;
 }
 
@@ -800,21 +846,25 @@ bool _afalg_kernel_present(void)
  * processes) there is nothing to look at. */
 void _afalg_kernel_deinit(void)
 {
-	unsigned i;
+	int fds[POOL_SIZE + 1];
+	unsigned i, n;
 
 	/* no lock to look: gnutls_global_deinit() runs when no other
 	 * thread uses the library, and most processes never open one */
-	if (__atomic_load_n(&fd_count, __ATOMIC_RELAXED) == 0 ||
-	    gnutls_static_mutex_lock(&digest_lock) < 0)
+	if (__atomic_load_n(&fd_count, __ATOMIC_RELAXED) == 0)
 		return;
 	for (i = 0; i < _afalg_algs_size; i++) {
-		if (!digest_slots[i].ready)
+		struct digest_slot *slot = lock_slot(&_afalg_algs[i], false);
+
+		if (slot == NULL)
 			continue;
-		pool_drop(&digest_slots[i]);
-		_afalg_kernel_close(&digest_slots[i].tfm);
-		digest_slots[i].ready = false;
+		n = pool_take(slot, fds);
+		fds[n++] = slot->tfm;
+		slot->tfm = -1;
+		slot->ready = false;
+		gnutls_static_mutex_unlock(&digest_lock);
+		close_all(fds, n);
 	}
-	gnutls_static_mutex_unlock(&digest_lock);
 }
 
 /* Test interface: "CALL:ERRNO[:SKIP[:COUNT]]" makes the SKIP+1st call
