@@ -795,11 +795,14 @@ static int step_logged(struct run *r, const struct step *s)
 
 /* ---- running a case ---------------------------------------------------- */
 
+/* After "fork", parent and child take turns over a socket pair; once
+ * one side has ended (or failed), the other runs its remaining steps
+ * alone. */
 struct lockstep {
 	bool on;
 	bool child;
 	pid_t pid; /* the parent's: the child */
-	int to_child[2], to_parent[2];
+	int fd; /* this side's end; -1 once the other side ended */
 };
 
 /* A child of a single thread that waits in futex() waits forever: no
@@ -826,23 +829,35 @@ static bool stuck_in_futex(pid_t pid)
 	return alone && futex;
 }
 
-/* 0: the other side gave the turn; -1: it ended; -2: the child (pid,
- * from the parent's side) is stuck and will never give it. */
-static int wait_turn(int fd, pid_t pid)
+static void turns_end(struct lockstep *ls)
 {
-	struct pollfd p = { fd, POLLIN, 0 };
-	char c;
-
-	while (pid > 0 && poll(&p, 1, 100) == 0)
-		if (stuck_in_futex(pid))
-			return -2;
-	return read(fd, &c, 1) == 1 ? 0 : -1;
+	if (ls->fd >= 0)
+		close(ls->fd);
+	ls->fd = -1;
 }
 
-static void give_turn(int fd)
+/* 0: the other side gave the turn; -1: it ended; -2: the child (from
+ * the parent's side) is stuck and will never give it. */
+static int wait_turn(struct lockstep *ls)
 {
-	if (write(fd, "x", 1) != 1)
-		exit(EXIT_ERROR);
+	struct pollfd p = { ls->fd, POLLIN, 0 };
+	char c;
+
+	if (ls->fd < 0)
+		return -1;
+	while (!ls->child && poll(&p, 1, 100) == 0)
+		if (stuck_in_futex(ls->pid))
+			return -2;
+	if (read(ls->fd, &c, 1) == 1)
+		return 0;
+	turns_end(ls);
+	return -1;
+}
+
+static void give_turn(struct lockstep *ls)
+{
+	if (ls->fd >= 0 && send(ls->fd, "x", 1, MSG_NOSIGNAL) != 1)
+		turns_end(ls);
 }
 
 static int child_stuck(struct run *r, const struct step *s, struct lockstep *ls)
@@ -855,10 +870,11 @@ static int child_stuck(struct run *r, const struct step *s, struct lockstep *ls)
 
 static int step_fork(struct run *r, const struct step *s, struct lockstep *ls)
 {
+	int pair[2];
 	pid_t pid;
 
-	if (pipe(ls->to_child) < 0 || pipe(ls->to_parent) < 0)
-		return fail(r, s, "pipe: %s", strerror(errno));
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0)
+		return fail(r, s, "socketpair: %s", strerror(errno));
 	fflush(stdout);
 	pid = fork();
 	if (pid < 0)
@@ -866,9 +882,11 @@ static int step_fork(struct run *r, const struct step *s, struct lockstep *ls)
 	ls->on = true;
 	ls->child = pid == 0;
 	ls->pid = pid;
+	ls->fd = pair[ls->child];
+	close(pair[!ls->child]);
 	if (ls->child)
 		r->who = "child: ";
-	else if (wait_turn(ls->to_parent[0], pid) == -2) /* it goes first */
+	else if (wait_turn(ls) == -2) /* it goes first */
 		return child_stuck(r, s, ls);
 	return 0;
 }
@@ -955,12 +973,8 @@ static int run_steps(struct run *r, const struct harness *f,
 		if (ret < 0)
 			return -1;
 		if (ls->on && strcmp(s->verb, "fork") != 0) {
-			give_turn(ls->child ? ls->to_parent[1] :
-					      ls->to_child[1]);
-			if (i + 1 < to && ls->child)
-				wait_turn(ls->to_child[0], 0);
-			else if (i + 1 < to &&
-				 wait_turn(ls->to_parent[0], ls->pid) == -2)
+			give_turn(ls);
+			if (i + 1 < to && wait_turn(ls) == -2)
 				return child_stuck(r, &k->steps[i + 1], ls);
 		}
 	}
@@ -1016,10 +1030,7 @@ static int run_case(const struct kase *k, const char *alg, unsigned from,
 		_exit(ret < 0 ? EXIT_FAIL : EXIT_PASS);
 	}
 	if (ls.on) {
-		close(ls.to_child[0]);
-		close(ls.to_child[1]);
-		close(ls.to_parent[0]);
-		close(ls.to_parent[1]);
+		turns_end(&ls);
 		if (waitpid(-1, &status, 0) < 0 || !WIFEXITED(status) ||
 		    WEXITSTATUS(status) != 0) {
 			printf("FAIL %s [%s]: the child failed\n", k->name,
