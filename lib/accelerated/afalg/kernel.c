@@ -448,11 +448,15 @@ static int accept_op(int from, int *op)
  * No system call is made with digest_lock held: a process that forks
  * while another thread holds it leaves the child a lock that nothing
  * releases.  Sockets are taken out of a slot under the lock, and closed,
- * bound or accepted on after it. */
+ * bound or accepted on after it.  The transformation socket is in its
+ * slot from its bind() on, lent to one thread at a time for its accept()
+ * (a thread that needs one meanwhile binds its own): a child forked
+ * during that has no such thread, and takes the socket back. */
 #define POOL_SIZE 2
 
 struct digest_slot {
 	bool ready; /* set up at the algorithm's first digest socket */
+	bool lent; /* tfm is in a thread's accept() */
 	int tfm;
 	int pool[POOL_SIZE];
 	unsigned pooled;
@@ -472,6 +476,7 @@ static struct digest_slot *lock_slot(const struct afalg_alg *alg, bool setup)
 		return NULL;
 	if (!slot->ready && setup) {
 		slot->tfm = -1;
+		slot->lent = false;
 		slot->pooled = 0;
 		slot->forkid = _gnutls_get_forkid();
 		slot->ready = true;
@@ -499,27 +504,47 @@ static void close_all(int *fds, unsigned n)
 		_afalg_kernel_close(&fds[--n]);
 }
 
-/* The transformation socket goes back to its slot, unless another
- * thread put one there meanwhile or the slot was emptied
- * (gnutls_global_deinit()); then it is closed. */
-static void slot_keep_tfm(const struct afalg_alg *alg, int *tfm)
+/* A transformation socket a thread has bound becomes its slot's, lent
+ * to the thread, if the slot has none. */
+static void slot_adopt_tfm(const struct afalg_alg *alg, int tfm)
+{
+	struct digest_slot *slot = lock_slot(alg, false);
+
+	if (slot == NULL)
+		return;
+	if (slot->tfm < 0) {
+		slot->tfm = tfm;
+		slot->lent = true;
+	}
+	gnutls_static_mutex_unlock(&digest_lock);
+}
+
+/* A transformation socket after its accept(): if it is the slot's, its
+ * loan ends (and if not keep, it leaves the slot); another goes to an
+ * empty slot if keep.  Else it is closed: another thread's is in the
+ * slot, or the slot was emptied (gnutls_global_deinit()). */
+static void slot_return_tfm(const struct afalg_alg *alg, int *tfm, bool keep)
 {
 	struct digest_slot *slot = lock_slot(alg, false);
 
 	if (slot != NULL) {
-		if (slot->tfm < 0) {
+		if (slot->tfm == *tfm) {
+			slot->lent = false;
+			if (!keep)
+				slot->tfm = -1;
+		} else if (slot->tfm < 0 && keep) {
 			slot->tfm = *tfm;
-			*tfm = -1;
 		}
+		if (slot->tfm == *tfm)
+			*tfm = -1;
 		gnutls_static_mutex_unlock(&digest_lock);
 	}
 	_afalg_kernel_close(tfm);
 }
 
 /* An operation socket of a digest: one from the pool if reuse, else a
- * new one (a context's), accepted on the slot's transformation socket,
- * which is taken out of the slot meanwhile (a thread that needs one
- * then binds its own). */
+ * new one (a context's), accepted on the slot's transformation socket
+ * (or on one of this call's own while another thread has that). */
 static int pool_get(struct afalg_alg *alg, bool reuse, int *op)
 {
 	struct digest_slot *slot = lock_slot(alg, true);
@@ -531,26 +556,30 @@ static int pool_get(struct afalg_alg *alg, bool reuse, int *op)
 		return gnutls_assert_val(GNUTLS_E_LOCKING_ERROR);
 	if (_gnutls_detect_fork(slot->forkid)) {
 		n_stale = pool_take(slot, stale);
+		slot->lent = false; /* no thread here has it */
 		slot->forkid = _gnutls_get_forkid();
 	}
 	if (reuse && slot->pooled > 0) {
 		*op = slot->pool[--slot->pooled];
-	} else {
+	} else if (!slot->lent) {
 		tfm = slot->tfm;
-		slot->tfm = -1;
+		slot->lent = tfm >= 0;
 	}
 	gnutls_static_mutex_unlock(&digest_lock);
 	close_all(stale, n_stale);
 	if (*op >= 0)
 		return 0;
 
-	ret = tfm < 0 ? bind_alg(alg, &tfm) : 0;
+	ret = 0;
+	if (tfm < 0) {
+		ret = bind_alg(alg, &tfm);
+		if (ret == 0)
+			slot_adopt_tfm(alg, tfm);
+	}
 	if (ret == 0)
 		ret = accept_op(tfm, op);
-	if (ret < 0) /* bind again next time */
-		_afalg_kernel_close(&tfm);
-	else
-		slot_keep_tfm(alg, &tfm);
+	if (tfm >= 0) /* on failure, bind again next time */
+		slot_return_tfm(alg, &tfm, ret == 0);
 	return ret;
 }
 
@@ -859,7 +888,8 @@ void _afalg_kernel_deinit(void)
 		if (slot == NULL)
 			continue;
 		n = pool_take(slot, fds);
-		fds[n++] = slot->tfm;
+		if (!slot->lent) /* else its thread closes it */
+			fds[n++] = slot->tfm;
 		slot->tfm = -1;
 		slot->ready = false;
 		gnutls_static_mutex_unlock(&digest_lock);
