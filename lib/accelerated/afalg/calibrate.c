@@ -571,9 +571,16 @@ void _afalg_calibrate(struct afalg_alg *alg)
 	 * software for this process, and nothing for the cache, so that the
 	 * next process measures again */
 	if (ret < 0) {
-		_gnutls_debug_log("afalg: %s: calibration stopped: %s\n",
-				  _afalg_label(alg), gnutls_strerror(ret));
+		_gnutls_debug_log(
+			"afalg: %s: calibration stopped after %.3f s of CPU time: %s\n",
+			_afalg_label(alg), cpu_now() - start,
+			gnutls_strerror(ret));
 		t[0] = t[1] = AFALG_NEVER;
+	} else {
+		_gnutls_debug_log(
+			"afalg: %s calibrated in %.3f s of CPU time%s\n",
+			_afalg_label(alg), cpu_now() - start,
+			script.on ? " (a test's clock)" : "");
 	}
 	__atomic_store_n(&alg->threshold[0], t[0], __ATOMIC_RELAXED);
 	__atomic_store_n(&alg->threshold[1], t[1], __ATOMIC_RELAXED);
@@ -582,7 +589,4 @@ void _afalg_calibrate(struct afalg_alg *alg)
 	else
 		alg->source = script.on ? AFALG_FROM_TEST_CLOCK :
 					  AFALG_FROM_CALIBRATION;
-	_gnutls_debug_log("afalg: %s calibrated in %.3f s of CPU time%s\n",
-			  _afalg_label(alg), cpu_now() - start,
-			  script.on ? " (a test's clock)" : "");
 }
