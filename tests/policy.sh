@@ -458,6 +458,18 @@ calibration_fault() { # calibration_fault CACHE ALGORITHM CASE
 	fi
 }
 
+# A child forked while another thread calibrates has no such thread: it
+# calibrates the algorithm itself once its own work passes 16 MiB (the
+# case checks the log in each process).
+check_calibration_fork() {
+	policy_case cache13 off,SHA256=auto "a child forked during another thread's calibration calibrates"
+	if grep -q "^PASS" "$tmp/out"; then
+		pass "a child forked during a calibration in another thread calibrates: $(grep -c 'SHA256 calibrated in' "$tmp/log") calibrations logged"
+	else
+		fail "fork during a calibration: $(grep -v '^gnutls' "$tmp/out" | tail -n 3)"
+	fi
+}
+
 # The rules calibration draws thresholds by: each case of
 # calibration.cases (a script of the times calibration sees) in a process
 # and cache of its own.  A scripted calibration is not cached.
@@ -657,7 +669,7 @@ sized_cases() {
 
 checks=(startup labels config_once parse off default overrides invalid
 	config cache bad_cache system_cache calibrate_on_use calibration_fault
-	calibration_rules calibrate_message_path
+	calibration_fork calibration_rules calibrate_message_path
 	auto_paths sized bypass lost_afalg)
 [ "${1:-all}" = all ] || checks=("$@")
 for check in "${checks[@]}"; do

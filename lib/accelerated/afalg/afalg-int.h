@@ -139,7 +139,8 @@ struct afalg_alg {
 
 	/* learnt while running */
 	size_t work; /* bytes, until settled */
-	bool calibrating;
+	unsigned calibrating; /* 1 + the fork id of the process one of
+			       * whose threads calibrates it; 0: none */
 	bool absent; /* the kernel has no such algorithm */
 	bool announced; /* its driver was logged */
 	unsigned long kernel_ops;

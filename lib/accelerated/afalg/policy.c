@@ -34,6 +34,7 @@
 
 #include "config.h"
 #include "afalg-int.h"
+#include "atfork.h"
 #include "errors.h"
 #include "fips.h"
 #include "inih/ini.h"
@@ -319,7 +320,7 @@ unsigned _afalg_read_settings(void)
 		alg->kernel_ops = 0;
 		alg->soft_ops = 0;
 		alg->work = 0;
-		alg->calibrating = false;
+		alg->calibrating = 0;
 		alg->cached.present = false;
 		alg->cached.from = NULL;
 		alg->soft_only = false;
@@ -810,6 +811,23 @@ bool _afalg_cached_software(struct afalg_alg *alg)
 	return true;
 }
 
+/* Whether this thread is to calibrate alg: not if another thread of this
+ * process does.  One of the parent's, which a child forked meanwhile
+ * does not have, leaves it to the child. */
+static bool claim_calibration(struct afalg_alg *alg)
+{
+	unsigned mine = _gnutls_get_forkid() + 1;
+	unsigned seen = __atomic_load_n(&alg->calibrating, __ATOMIC_RELAXED);
+
+	do {
+		if (seen == mine)
+			return false;
+	} while (!__atomic_compare_exchange_n(&alg->calibrating, &seen, mine,
+					      false, __ATOMIC_ACQUIRE,
+					      __ATOMIC_RELAXED));
+	return true;
+}
+
 /* Called for each operation of an algorithm in auto mode until its
  * thresholds are known. */
 void _afalg_account(struct afalg_alg *alg, size_t size)
@@ -826,7 +844,7 @@ void _afalg_account(struct afalg_alg *alg, size_t size)
 	if (size < AFALG_CALIBRATE_AFTER)
 		return;
 	/* one thread measures; the others go on in software meanwhile */
-	if (__atomic_exchange_n(&alg->calibrating, true, __ATOMIC_ACQUIRE))
+	if (!claim_calibration(alg))
 		return;
 	_afalg_calibrate(alg);
 	settle(alg);
