@@ -888,7 +888,9 @@ void _afalg_kernel_deinit(void)
 		if (slot == NULL)
 			continue;
 		n = pool_take(slot, fds);
-		if (!slot->lent) /* else its thread closes it */
+		/* a lent one its thread closes, unless that thread is in
+		 * the parent */
+		if (!slot->lent || _gnutls_detect_fork(slot->forkid))
 			fds[n++] = slot->tfm;
 		slot->tfm = -1;
 		slot->ready = false;
