@@ -498,6 +498,18 @@ static unsigned pool_take(struct digest_slot *slot, int *out)
 	return n;
 }
 
+/* After fork(), the slot's idle sockets (moved to out) are the
+ * parent's, and no thread here has its transformation socket on loan;
+ * the slot is locked.  The count moved. */
+static unsigned slot_renew(struct digest_slot *slot, int *out)
+{
+	if (!_gnutls_detect_fork(slot->forkid))
+		return 0;
+	slot->lent = false;
+	slot->forkid = _gnutls_get_forkid();
+	return pool_take(slot, out);
+}
+
 static void close_all(int *fds, unsigned n)
 {
 	while (n > 0)
@@ -549,16 +561,12 @@ static int pool_get(struct afalg_alg *alg, bool reuse, int *op)
 {
 	struct digest_slot *slot = lock_slot(alg, true);
 	int stale[POOL_SIZE], tfm = -1, ret;
-	unsigned n_stale = 0;
+	unsigned n_stale;
 
 	*op = -1;
 	if (slot == NULL)
 		return gnutls_assert_val(GNUTLS_E_LOCKING_ERROR);
-	if (_gnutls_detect_fork(slot->forkid)) {
-		n_stale = pool_take(slot, stale);
-		slot->lent = false; /* no thread here has it */
-		slot->forkid = _gnutls_get_forkid();
-	}
+	n_stale = slot_renew(slot, stale);
 	if (reuse && slot->pooled > 0) {
 		*op = slot->pool[--slot->pooled];
 	} else if (!slot->lent) {
@@ -887,10 +895,9 @@ void _afalg_kernel_deinit(void)
 
 		if (slot == NULL)
 			continue;
-		n = pool_take(slot, fds);
-		/* a lent one its thread closes, unless that thread is in
-		 * the parent */
-		if (!slot->lent || _gnutls_detect_fork(slot->forkid))
+		n = slot_renew(slot, fds);
+		n += pool_take(slot, fds + n);
+		if (!slot->lent) /* else its thread closes it */
 			fds[n++] = slot->tfm;
 		slot->tfm = -1;
 		slot->ready = false;
