@@ -82,9 +82,11 @@ static size_t tag_size(const struct run *r)
 	return r->alg->tag_size;
 }
 
-/* A new key; it becomes the model's only if the library takes it. */
-static int new_key(struct run *r, const struct step *s, bool init)
+/* "init" (a new context) or "setkey": a new key; it becomes the
+ * model's only if the library takes it. */
+static int new_key(struct run *r, const struct step *s)
 {
+	bool init = s->verb[0] == 'i';
 	struct aead *x = r->fam;
 	uint8_t key[REF_MAX_KEY];
 	gnutls_datum_t d = { key, arg_num(s, 0, r->alg->key_size) };
@@ -187,8 +189,10 @@ static int split(struct run *r, uint8_t *p, size_t len, unsigned pieces,
 	return n;
 }
 
-static int step_sealv(struct run *r, const struct step *s, bool v2)
+/* "sealv" or "sealv2" */
+static int step_sealv(struct run *r, const struct step *s)
 {
+	bool v2 = s->verb[5] == '2';
 	struct aead *x = r->fam;
 	struct message *m = &x->last;
 	unsigned pieces = flag_num(s, "pieces", 4);
@@ -417,28 +421,19 @@ static int step_ctag(struct run *r, const struct step *s)
 	return ret < 0 ? -1 : 0;
 }
 
+static const struct verb verbs[] = {
+	{ "init", new_key },	   { "setkey", new_key },
+	{ "seal", step_seal },	   { "sealv", step_sealv },
+	{ "sealv2", step_sealv },  { "open", step_open },
+	{ "openv2", step_openv2 }, { "forge", step_forge },
+	{ "cinit", step_cinit },   { "civ", step_civ },
+	{ "cauth", step_cauth },   { "cenc", step_cenc },
+	{ "ctag", step_ctag },
+};
+
 static int step(struct run *r, const struct step *s)
 {
-	static const struct {
-		const char *verb;
-		int (*fn)(struct run *r, const struct step *s);
-	} steps[] = {
-		{ "seal", step_seal },	   { "open", step_open },
-		{ "openv2", step_openv2 }, { "forge", step_forge },
-		{ "cinit", step_cinit },   { "civ", step_civ },
-		{ "cauth", step_cauth },   { "cenc", step_cenc },
-		{ "ctag", step_ctag },
-	};
-	unsigned i;
-
-	if (strcmp(s->verb, "init") == 0 || strcmp(s->verb, "setkey") == 0)
-		return new_key(r, s, s->verb[0] == 'i');
-	if (strcmp(s->verb, "sealv") == 0 || strcmp(s->verb, "sealv2") == 0)
-		return step_sealv(r, s, s->verb[5] == '2');
-	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
-		if (strcmp(s->verb, steps[i].verb) == 0)
-			return steps[i].fn(r, s);
-	return 1;
+	return RUN_VERB(verbs, r, s);
 }
 
 const struct harness aead_family = { "AEAD", covers, start, finish, step };

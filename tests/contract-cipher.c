@@ -88,8 +88,10 @@ static int step_setiv(struct run *r, const struct step *s)
 	return 0;
 }
 
-static int step_crypt(struct run *r, const struct step *s, int enc)
+/* "encrypt" or "decrypt" */
+static int step_crypt(struct run *r, const struct step *s)
 {
+	int enc = s->verb[0] == 'e';
 	struct cipher *x = r->fam;
 	size_t len = arg_num(s, 0, 64), off = flag_num(s, "offset", 0);
 	uint8_t *msg = xmalloc(len), *want = xmalloc(len);
@@ -122,15 +124,16 @@ static int step_crypt(struct run *r, const struct step *s, int enc)
 	return ret < 0 ? -1 : 0;
 }
 
+static const struct verb verbs[] = {
+	{ "init", step_init },
+	{ "setiv", step_setiv },
+	{ "encrypt", step_crypt },
+	{ "decrypt", step_crypt },
+};
+
 static int step(struct run *r, const struct step *s)
 {
-	if (strcmp(s->verb, "init") == 0)
-		return step_init(r, s);
-	if (strcmp(s->verb, "setiv") == 0)
-		return step_setiv(r, s);
-	if (strcmp(s->verb, "encrypt") == 0 || strcmp(s->verb, "decrypt") == 0)
-		return step_crypt(r, s, s->verb[0] == 'e');
-	return 1;
+	return RUN_VERB(verbs, r, s);
 }
 
 const struct harness cipher_family = { "cipher", covers, start, finish, step };

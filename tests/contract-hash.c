@@ -216,19 +216,15 @@ static int step_fast(struct run *r, const struct step *s)
 	return ret < 0 ? -1 : 0;
 }
 
+static const struct verb verbs[] = {
+	{ "init", step_init },	   { "update", step_update },
+	{ "output", step_output }, { "copy", step_copy },
+	{ "fast", step_fast },
+};
+
 static int step(struct run *r, const struct step *s)
 {
-	if (strcmp(s->verb, "init") == 0)
-		return step_init(r, s);
-	if (strcmp(s->verb, "update") == 0)
-		return step_update(r, s);
-	if (strcmp(s->verb, "output") == 0)
-		return step_output(r, s);
-	if (strcmp(s->verb, "copy") == 0)
-		return step_copy(r, s);
-	if (strcmp(s->verb, "fast") == 0)
-		return step_fast(r, s);
-	return 1;
+	return RUN_VERB(verbs, r, s);
 }
 
 const struct harness hash_family = { "MAC/digest", covers, start, finish,

@@ -507,8 +507,10 @@ static int step_nofault(struct run *r, const struct step *s)
 	return 0;
 }
 
-static int step_kernel(struct run *r, const struct step *s, bool want)
+/* "kernel" or "nokernel" */
+static int step_kernel(struct run *r, const struct step *s)
 {
+	bool want = s->verb[0] == 'k';
 	int calls = do_fault(r, s, NULL);
 	long at = flag_num(s, "at", -1);
 	bool checked = want ? module_active : afalg_present;
@@ -868,8 +870,9 @@ static int child_stuck(struct run *r, const struct step *s, struct lockstep *ls)
 		    "to wake it (a lock inherited held?)");
 }
 
-static int step_fork(struct run *r, const struct step *s, struct lockstep *ls)
+static int step_fork(struct run *r, const struct step *s)
 {
+	struct lockstep *ls = r->ls;
 	int pair[2];
 	pid_t pid;
 
@@ -896,8 +899,11 @@ static int step_fork(struct run *r, const struct step *s, struct lockstep *ls)
  * real one. */
 static bool library_down;
 
-static int step_reinit(struct run *r, const struct step *s, bool up)
+/* "reinit" or "deinit" */
+static int step_reinit(struct run *r, const struct step *s)
 {
+	bool up = s->verb[0] == 'r';
+
 	gnutls_global_deinit();
 	library_down = !up;
 	if (up && gnutls_global_init() < 0)
@@ -905,41 +911,44 @@ static int step_reinit(struct run *r, const struct step *s, bool up)
 	return 0;
 }
 
-static int shared_step(struct run *r, const struct step *s, struct lockstep *ls)
+static int step_fault(struct run *r, const struct step *s)
 {
-	if (strcmp(s->verb, "fault") == 0)
-		return do_fault(r, s, s->args[0].value) < 0 ? -1 : 0;
-	if (strcmp(s->verb, "nofault") == 0)
-		return step_nofault(r, s);
-	if (strcmp(s->verb, "clock") == 0)
-		return step_clock(r, s);
-	if (strcmp(s->verb, "count") == 0)
-		return do_fault(r, s, "send:PASS") < 0 ? -1 : 0;
-	if (strcmp(s->verb, "kernel") == 0 || strcmp(s->verb, "nokernel") == 0)
-		return step_kernel(r, s, s->verb[0] == 'k');
-	if (strcmp(s->verb, "fork") == 0)
-		return step_fork(r, s, ls);
-	if (strcmp(s->verb, "exec") == 0)
-		return step_exec(r, s);
-	if (strcmp(s->verb, "fds") == 0)
-		return step_fds(r, s);
-	if (strcmp(s->verb, "nofile") == 0)
-		return step_nofile(r, s);
-	if (strcmp(s->verb, "seccomp") == 0)
-		return step_seccomp(r, s);
-	if (strcmp(s->verb, "logged") == 0)
-		return step_logged(r, s);
-	if (strcmp(s->verb, "errstate") == 0)
-		return library_in_error_state() ?
-			       0 :
-			       fail(r, s, "the library is not in error state");
-	if (strcmp(s->verb, "hold") == 0)
-		return step_hold(r, s);
-	if (strcmp(s->verb, "release") == 0)
-		return step_release(r, s);
-	if (strcmp(s->verb, "reinit") == 0 || strcmp(s->verb, "deinit") == 0)
-		return step_reinit(r, s, s->verb[0] == 'r');
-	return 1; /* not a shared step */
+	return do_fault(r, s, s->args[0].value) < 0 ? -1 : 0;
+}
+
+static int step_count(struct run *r, const struct step *s)
+{
+	return do_fault(r, s, "send:PASS") < 0 ? -1 : 0;
+}
+
+static int step_errstate(struct run *r, const struct step *s)
+{
+	return library_in_error_state() ?
+		       0 :
+		       fail(r, s, "the library is not in error state");
+}
+
+static const struct verb shared_verbs[] = {
+	{ "fault", step_fault },       { "nofault", step_nofault },
+	{ "clock", step_clock },       { "count", step_count },
+	{ "kernel", step_kernel },     { "nokernel", step_kernel },
+	{ "fork", step_fork },	       { "exec", step_exec },
+	{ "fds", step_fds },	       { "nofile", step_nofile },
+	{ "seccomp", step_seccomp },   { "logged", step_logged },
+	{ "errstate", step_errstate }, { "hold", step_hold },
+	{ "release", step_release },   { "reinit", step_reinit },
+	{ "deinit", step_reinit },
+};
+
+int run_verb(const struct verb *verbs, size_t n, struct run *r,
+	     const struct step *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(s->verb, verbs[i].name) == 0)
+			return verbs[i].fn(r, s);
+	return 1;
 }
 
 static const struct harness *family_of(const struct ref_alg *a)
@@ -960,15 +969,14 @@ static int run_steps(struct run *r, const struct harness *f,
 	unsigned i;
 	int ret;
 
+	r->ls = ls;
 	for (i = from; i < to && !r->lost; i++) {
 		const struct step *s = &k->steps[i];
 
-		ret = shared_step(r, s, ls);
+		ret = RUN_VERB(shared_verbs, r, s);
 		if (ret == 1)
 			ret = f->step(r, s);
-		if (ret == 0 && strcmp(s->verb, "fork") != 0)
-			ret = 0;
-		else if (ret > 0)
+		if (ret > 0)
 			ret = fail(r, s, "unknown step for %s", f->name);
 		if (ret < 0)
 			return -1;

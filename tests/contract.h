@@ -35,6 +35,8 @@ struct step {
 	unsigned line;
 };
 
+struct lockstep; /* contract.c's turns of parent and child after fork */
+
 /* What a family harness keeps between steps (its own part in fam). */
 struct run {
 	const char *name; /* the case */
@@ -45,7 +47,15 @@ struct run {
 	bool lost; /* it was */
 	const char *who; /* "", or "child: " after fork */
 	bool known; /* a failure is stock GnuTLS's known fault (a skip) */
+	struct lockstep *ls;
 	void *fam;
+};
+
+/* A verb and its step function; one function may serve verbs that tell
+ * themselves apart by s->verb ("kernel" and "nokernel", say). */
+struct verb {
+	const char *name;
+	int (*fn)(struct run *r, const struct step *s);
 };
 
 struct harness {
@@ -53,7 +63,7 @@ struct harness {
 	bool (*covers)(const struct ref_alg *a);
 	void *(*start)(struct run *r);
 	void (*finish)(struct run *r);
-	/* 1: done, 0: not this family's verb, -1: failed (reported) */
+	/* 0: done, 1: not this family's verb, -1: failed (reported) */
 	int (*step)(struct run *r, const struct step *s);
 };
 
@@ -72,5 +82,10 @@ bool has_flag(const struct step *s, const char *name);
 long flag_num(const struct step *s, const char *name, long def);
 void *xmalloc(size_t size);
 bool library_in_error_state(void);
+/* Runs the step by its verb in verbs[n]: as harness.step returns. */
+int run_verb(const struct verb *verbs, size_t n, struct run *r,
+	     const struct step *s);
+#define RUN_VERB(verbs, r, s) \
+	run_verb(verbs, sizeof(verbs) / sizeof((verbs)[0]), r, s)
 
 #endif /* AFALG_TESTS_CONTRACT_H */
