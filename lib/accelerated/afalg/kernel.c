@@ -451,7 +451,13 @@ static int accept_op(int from, int *op)
  * bound or accepted on after it.  The transformation socket is in its
  * slot from its bind() on, lent to one thread at a time for its accept()
  * (a thread that needs one meanwhile binds its own): a child forked
- * during that has no such thread, and takes the socket back. */
+ * during that has no such thread, and takes the socket back.
+ *
+ * What only a call refers to (in its own variables: a socket between
+ * socket() and its slot, a keyed context's transformation socket until
+ * its accept(), one bound while the slot's is lent, a calibration's) is
+ * not followed into a child forked during the call, like the call's
+ * memory: the child keeps those few close-on-exec descriptors unused. */
 #define POOL_SIZE 2
 
 struct digest_slot {
