@@ -59,6 +59,7 @@
 #include "config.h"
 #include "afalg-int.h"
 #include "errors.h"
+#include <accelerated/afalg.h>
 
 #include <stdlib.h>
 #include <string.h>
