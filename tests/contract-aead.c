@@ -431,9 +431,11 @@ static const struct verb verbs[] = {
 	{ "ctag", step_ctag },
 };
 
-static int step(struct run *r, const struct step *s)
-{
-	return RUN_VERB(verbs, r, s);
-}
-
-const struct harness aead_family = { "AEAD", covers, start, finish, step };
+const struct harness aead_family = {
+	.name = "AEAD",
+	.covers = covers,
+	.start = start,
+	.finish = finish,
+	.verbs = verbs,
+	.n_verbs = N_VERBS(verbs),
+};

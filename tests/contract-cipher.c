@@ -131,9 +131,11 @@ static const struct verb verbs[] = {
 	{ "decrypt", step_crypt },
 };
 
-static int step(struct run *r, const struct step *s)
-{
-	return RUN_VERB(verbs, r, s);
-}
-
-const struct harness cipher_family = { "cipher", covers, start, finish, step };
+const struct harness cipher_family = {
+	.name = "cipher",
+	.covers = covers,
+	.start = start,
+	.finish = finish,
+	.verbs = verbs,
+	.n_verbs = N_VERBS(verbs),
+};

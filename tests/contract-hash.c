@@ -222,10 +222,11 @@ static const struct verb verbs[] = {
 	{ "fast", step_fast },
 };
 
-static int step(struct run *r, const struct step *s)
-{
-	return RUN_VERB(verbs, r, s);
-}
-
-const struct harness hash_family = { "MAC/digest", covers, start, finish,
-				     step };
+const struct harness hash_family = {
+	.name = "MAC/digest",
+	.covers = covers,
+	.start = start,
+	.finish = finish,
+	.verbs = verbs,
+	.n_verbs = N_VERBS(verbs),
+};

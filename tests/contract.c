@@ -940,8 +940,10 @@ static const struct verb shared_verbs[] = {
 	{ "deinit", step_reinit },
 };
 
-int run_verb(const struct verb *verbs, size_t n, struct run *r,
-	     const struct step *s)
+/* Runs the step by its verb in verbs[n]: 0 done, 1 not one of them, -1
+ * failed (reported). */
+static int run_verb(const struct verb *verbs, size_t n, struct run *r,
+		    const struct step *s)
 {
 	size_t i;
 
@@ -973,9 +975,9 @@ static int run_steps(struct run *r, const struct harness *f,
 	for (i = from; i < to && !r->lost; i++) {
 		const struct step *s = &k->steps[i];
 
-		ret = RUN_VERB(shared_verbs, r, s);
+		ret = run_verb(shared_verbs, N_VERBS(shared_verbs), r, s);
 		if (ret == 1)
-			ret = f->step(r, s);
+			ret = run_verb(f->verbs, f->n_verbs, r, s);
 		if (ret > 0)
 			ret = fail(r, s, "unknown step for %s", f->name);
 		if (ret < 0)

@@ -63,9 +63,11 @@ struct harness {
 	bool (*covers)(const struct ref_alg *a);
 	void *(*start)(struct run *r);
 	void (*finish)(struct run *r);
-	/* 0: done, 1: not this family's verb, -1: failed (reported) */
-	int (*step)(struct run *r, const struct step *s);
+	const struct verb *verbs; /* the family's steps */
+	size_t n_verbs;
 };
+
+#define N_VERBS(verbs) (sizeof(verbs) / sizeof((verbs)[0]))
 
 extern const struct harness cipher_family;
 extern const struct harness aead_family;
@@ -82,10 +84,5 @@ bool has_flag(const struct step *s, const char *name);
 long flag_num(const struct step *s, const char *name, long def);
 void *xmalloc(size_t size);
 bool library_in_error_state(void);
-/* Runs the step by its verb in verbs[n]: as harness.step returns. */
-int run_verb(const struct verb *verbs, size_t n, struct run *r,
-	     const struct step *s);
-#define RUN_VERB(verbs, r, s) \
-	run_verb(verbs, sizeof(verbs) / sizeof((verbs)[0]), r, s)
 
 #endif /* AFALG_TESTS_CONTRACT_H */
