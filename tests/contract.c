@@ -115,7 +115,7 @@
 #define MAX_LINE 4096
 
 struct kase {
-	char name[80];
+	char name[128];
 	unsigned defect;
 	char algs[MAX_ALGS][24];
 	unsigned nalgs;
@@ -374,6 +374,11 @@ static int parse_field(struct kase *k, char *key, char *value, unsigned line)
 {
 	char *save, *tok, *bar;
 
+	/* a field cut short would select or set something else */
+	if ((strcmp(key, "case") == 0 && strlen(value) >= sizeof(k->name)) ||
+	    (strcmp(key, "known") == 0 && strlen(value) >= sizeof(k->known)) ||
+	    (strcmp(key, "env") == 0 && strlen(value) >= sizeof(k->env)))
+		return -1;
 	if (strcmp(key, "case") == 0) {
 		snprintf(k->name, sizeof(k->name), "%s", value);
 	} else if (strcmp(key, "defect") == 0) {
