@@ -88,6 +88,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	ret = _gnutls_afalg_info(flags, &out);
+	if (ret == GNUTLS_E_FILE_ERROR && (flags & INFO_CALIBRATE)) {
+		fprintf(stderr, "afalgtool: the cache could not be written "
+				"(GNUTLS_DEBUG_LEVEL=2 says why)\n");
+		gnutls_global_deinit();
+		return 1;
+	}
 	if (ret < 0) {
 		fprintf(stderr, "afalgtool: %s\n", gnutls_strerror(ret));
 		gnutls_global_deinit();

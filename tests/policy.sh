@@ -9,8 +9,9 @@
 # differential test).
 #
 # Where AF_ALG is missing the module registers nothing but what a cache
-# keeps in software: every check but start-up, labels, config_once, parse
-# and lost_afalg (which needs a kernel without AF_ALG) then skips.
+# keeps in software: every check but start-up, labels, config_once, parse,
+# cache_write and lost_afalg (which needs a kernel without AF_ALG) then
+# skips.
 #
 # SPDX-License-Identifier: LGPL-2.1-or-later
 
@@ -107,10 +108,11 @@ check_overrides() {
 }
 
 check_invalid() {
-	info env GNUTLS_AFALG=bogus,AES-128-GCM=fast,NOSUCH=kernel
+	info env GNUTLS_AFALG=bogus,AES-128-GCM=fast,NOSUCH=kernel,=off
 	if [ "$(logged "ignoring 'bogus'")" = 1 ] &&
 		[ "$(logged "ignoring 'AES-128-GCM=fast'")" = 1 ] &&
 		[ "$(logged "ignoring 'NOSUCH=kernel'")" = 1 ] &&
+		[ "$(logged "ignoring '=off'")" = 1 ] &&
 		about AES-128-GCM | grep -q "mode auto"; then
 		pass "invalid entries: one log line each, the default kept"
 	else
@@ -265,7 +267,7 @@ check_bad_cache() {
 	about AES-128-GCM | grep -q "(from default)" || fail "an oversized cache was read"
 	head -c -1 "$tmp/good" >"$f"
 	info env GNUTLS_AFALG=$only
-	about AES-128-GCM | grep -q "(from cache)" || fail "a cache without its last newline was not read"
+	about AES-128-GCM | grep -q "(from default)" || fail "a cache without its last newline (cut short) was read"
 	cp "$tmp/good" "$f"
 	chmod 666 "$f"
 	info env GNUTLS_AFALG=$only
@@ -304,11 +306,12 @@ check_parse() {
 	rows() { printf 'gnutls-afalg-cache 1\n%s\n' "$key"; printf '%s\n' "$@"; }
 	gcm="AES-128-GCM gcm-generic never never"
 	parsed taken "well formed" < <(rows "SHA256 sha256-generic 0 4096" "$gcm")
-	parsed taken "without its last newline" < <(rows "$gcm" | head -c -1)
 	parsed taken "with tabs and runs of spaces" < <(rows "AES-128-GCM	  gcm-generic  never	never  ")
 	parsed taken "with a row for an algorithm it does not know" < <(rows "NEWER-ALG x 1 2" "$gcm")
 	parsed taken "with a driver of 127 bytes" < <(rows "AES-128-GCM $long never never")
 	parsed ignored "garbage" < <(printf 'garbage\n')
+	parsed ignored "cut short in its last row" < <(rows "$gcm" "SHA256 x 16384 60000" | head -c -3)
+	parsed ignored "without its last newline" < <(rows "$gcm" | head -c -1)
 	parsed ignored "of another format" < <(rows "$gcm" | sed '1s/1$/2/')
 	parsed ignored "of another kernel" < <(rows "$gcm" | sed '2s/^kernel [^|]*/kernel 0.0.0-other/')
 	parsed ignored "with a longer key" < <(rows "$gcm" | sed '2s/$/x/')
@@ -383,6 +386,97 @@ check_system_cache() {
 		pass "a malformed user's cache gives nothing, not even its lines before the fault"
 	else
 		fail "malformed user's cache: $(grep 'thresholds from' "$tmp/log" | tr '\n' ' ')"
+	fi
+}
+
+# What a save of the cache writes, where AF_ALG is missing too (a cache
+# that keeps SHA256 in software registers it; its calibration then fails
+# there and succeeds in the kernel):
+# - every row of the file it replaces that it does not measure again
+#   (an algorithm unused, off, or whose measurement failed), unchanged;
+# - through a temporary file of its own, whatever another process left;
+# - mode 0600 in the user's cache, 0644 in the system's, whatever the
+#   umask;
+# - nothing under a directory that is not the user's (root with another
+#   user's HOME);
+# and a cache that is a FIFO is passed over, not waited on.
+check_cache_write() {
+	local d=$tmp/cw c key rc keep
+	local run=(env XDG_CACHE_HOME="$d" GNUTLS_AFALG=off,SHA256=auto
+		GNUTLS_AFALG_SYSTEM_CACHE="$tmp/none" GNUTLS_DEBUG_LEVEL=2
+		GNUTLS_SYSTEM_PRIORITY_FILE="$tmp/none")
+	c=$d/gnutls/afalg
+	key=$(wanted_key "$c" info env XDG_CACHE_HOME="$d" \
+		GNUTLS_AFALG_SYSTEM_CACHE="$tmp/none")
+	[ -n "$key" ] || { fail "no key logged for a foreign cache"; return; }
+	keep="AES-128-GCM gcm-x never never
+HMAC-SHA384 hmac-x 4096 4096"
+	printf 'gnutls-afalg-cache 1\n%s\nSHA256 sha256-x never never\n%s\n' \
+		"$key" "$keep" >"$c"
+	chmod 600 "$c"
+	# a temporary file as one of an earlier process with this pid left
+	"${run[@]}" sh -c ': >"$1.$$"; exec "$2" --calibrate' - "$c" "$tool" \
+		>"$tmp/out" 2>"$tmp/log"
+	rc=$?
+	if [ "$rc" != 0 ] || ! grep -q "thresholds saved in $c" "$tmp/log"; then
+		fail "save beside a stale temporary file: rc $rc, $(grep -v '^gnutls' "$tmp/out" | head -n 2 | tr '\n' ' ')"
+	elif [ "$(grep -c -x -F "$keep" "$c")" != 2 ] ||
+		[ "$(grep -c '^SHA256 ' "$c")" != 1 ]; then
+		fail "rows lost in the save: $(tail -n +3 "$c" | tr '\n' ' ')"
+	elif [ "$(stat -c %a "$c")" != 600 ]; then
+		fail "the user's cache has mode $(stat -c %a "$c")"
+	else
+		pass "a save keeps the rows it does not measure, past a stale temporary file"
+	fi
+	# the system-wide cache is everyone's, whatever the umask
+	printf 'gnutls-afalg-cache 1\n%s\nSHA256 sha256-x never never\n' "$key" >"$tmp/cwsys"
+	chmod 644 "$tmp/cwsys"
+	(umask 077 && env XDG_CACHE_HOME="$tmp/none" GNUTLS_AFALG=off,SHA256=auto \
+		GNUTLS_AFALG_SYSTEM_CACHE="$tmp/cwsys" "$tool" --calibrate --system \
+		>/dev/null 2>&1)
+	if [ "$(stat -c %a "$tmp/cwsys")" = 644 ]; then
+		pass "the system-wide cache is written with mode 0644 under umask 077"
+	else
+		fail "the system-wide cache has mode $(stat -c %a "$tmp/cwsys") under umask 077"
+	fi
+	cache_write_foreign_home
+	# a FIFO where the user's cache is: ignored at once
+	mkdir -p "$tmp/fifo/gnutls" && mkfifo "$tmp/fifo/gnutls/afalg" || {
+		skip "mkfifo failed"
+		return
+	}
+	info env XDG_CACHE_HOME="$tmp/fifo" timeout 300
+	rc=$?
+	if [ "$rc" = 124 ] || [ "$(logged "ignoring $tmp/fifo/gnutls/afalg")" != 1 ]; then
+		fail "a FIFO as the user's cache: rc $rc, $(grep -m 1 "$tmp/fifo" "$tmp/log")"
+	else
+		pass "a FIFO as the user's cache is ignored, not waited on"
+	fi
+}
+
+# root with HOME (here XDG_CACHE_HOME) in another user's directory: the
+# save makes no directory there.  The system-wide cache keeps SHA256 in
+# software, so that it is registered where AF_ALG is missing.
+cache_write_foreign_home() {
+	local home=$tmp/alice
+	mkdir -p "$home"
+	if [ "$(id -u)" != 0 ] || ! chown 65534 "$home" 2>/dev/null; then
+		skip "not root: another user's directory cannot be made"
+		return
+	fi
+	env XDG_CACHE_HOME="$home" GNUTLS_AFALG=off,SHA256=auto \
+		GNUTLS_AFALG_SYSTEM_CACHE="$tmp/cwsys" GNUTLS_DEBUG_LEVEL=2 \
+		"$tool" --calibrate >"$tmp/out" 2>"$tmp/log"
+	# and an XDG_CACHE_HOME to be made in that directory
+	env XDG_CACHE_HOME="$home/cache" GNUTLS_AFALG=off,SHA256=auto \
+		GNUTLS_AFALG_SYSTEM_CACHE="$tmp/cwsys" "$tool" --calibrate \
+		>/dev/null 2>&1
+	if [ -e "$home/gnutls" ] || [ -e "$home/cache" ]; then
+		fail "the save made $(stat -c '%U %a %n' "$home"/* | tr '\n' ' ') in another user's directory"
+	elif ! grep -q "afalgtool: .*cache" "$tmp/log"; then
+		fail "afalgtool did not say it saved nothing: $(grep -v '^gnutls' "$tmp/log" | tail -n 2 | tr '\n' ' ')"
+	else
+		pass "nothing saved under another user's directory: $(grep -m 1 'afalgtool: ' "$tmp/log")"
 	fi
 }
 
@@ -667,15 +761,16 @@ sized_cases() {
 	mv "$tmp/log.all" "$tmp/log"
 }
 
-checks=(startup labels config_once parse off default overrides invalid
-	config cache bad_cache system_cache calibrate_on_use calibration_fault
+checks=(startup labels config_once parse cache_write off default overrides
+	invalid config cache bad_cache system_cache calibrate_on_use calibration_fault
 	calibration_fork calibration_rules calibrate_message_path
 	auto_paths sized bypass lost_afalg)
 [ "${1:-all}" = all ] || checks=("$@")
 for check in "${checks[@]}"; do
 	if [ "$check" != startup ] && [ "$check" != labels ] &&
 		[ "$check" != config_once ] && [ "$check" != parse ] &&
-		[ "$check" != lost_afalg ] && ! have_afalg; then
+		[ "$check" != cache_write ] && [ "$check" != lost_afalg ] &&
+		! have_afalg; then
 		skip "no AF_ALG here: the module registers nothing"
 		continue
 	fi

@@ -42,6 +42,7 @@
 #include "c-ctype.h"
 #include <accelerated/afalg.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,8 +158,8 @@ static void apply(struct afalg_alg *alg, int mode, size_t size, bool sized)
 	alg->fixed_size = size;
 }
 
-/* "NAME=VALUE" for one algorithm, or a VALUE for all; an invalid entry
- * is logged and ignored. */
+/* "NAME=VALUE" for one algorithm, or a VALUE for all (name NULL); an
+ * invalid entry is logged and ignored. */
 static void apply_entry(const char *name, size_t name_len, const char *value,
 			size_t len, const char *where)
 {
@@ -167,13 +168,15 @@ static void apply_entry(const char *name, size_t name_len, const char *value,
 	int mode = parse_value(value, len, &size);
 	unsigned i;
 
-	if (name_len > 0 &&
-	    (alg = find_label(name, name_len, 0, false)) == NULL)
+	/* an entry with an empty name is not one for every algorithm */
+	if (name != NULL &&
+	    (name_len == 0 ||
+	     (alg = find_label(name, name_len, 0, false)) == NULL))
 		mode = -1;
 	if (mode < 0) {
 		_gnutls_debug_log("afalg: ignoring '%.*s%s%.*s' in %s\n",
-				  (int)name_len, name, name_len ? "=" : "",
-				  (int)len, value, where);
+				  (int)name_len, name ? name : "",
+				  name ? "=" : "", (int)len, value, where);
 		return;
 	}
 	for (i = 0; i < _afalg_algs_size; i++)
@@ -482,13 +485,16 @@ static void cache_key(char *buf, size_t size)
 		_gnutls_str_cat(buf, size, parts[i]);
 }
 
-/* $XDG_CACHE_HOME/gnutls, or ~/.cache/gnutls; with /afalg unless dir. */
-static int user_cache_path(char *buf, size_t size, bool dir)
+/* $XDG_CACHE_HOME/gnutls/afalg, or ~/.cache/gnutls/afalg; returns the
+ * length of its base ($XDG_CACHE_HOME or $HOME, which xdg tells), or
+ * -1. */
+static int user_cache_path(char *buf, size_t size, bool *xdg)
 {
 	const char *base = secure_getenv("XDG_CACHE_HOME");
 	const char *sub = "";
 
-	if (base == NULL || base[0] != '/') {
+	*xdg = base != NULL && base[0] == '/';
+	if (!*xdg) {
 		base = secure_getenv("HOME");
 		sub = "/.cache";
 	}
@@ -497,8 +503,8 @@ static int user_cache_path(char *buf, size_t size, bool dir)
 		return -1;
 	_gnutls_str_cpy(buf, size, base);
 	_gnutls_str_cat(buf, size, sub);
-	_gnutls_str_cat(buf, size, dir ? "/gnutls" : "/gnutls/afalg");
-	return 0;
+	_gnutls_str_cat(buf, size, "/gnutls/afalg");
+	return (int)strlen(base);
 }
 
 static const char *system_cache_path(void)
@@ -521,7 +527,8 @@ static int read_cache_file(const char *path, char *buf)
 	ssize_t n;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* not blocked by a FIFO, which is then refused */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
@@ -566,7 +573,8 @@ struct cache_row {
 	size_t threshold[2];
 };
 
-/* The row at *p; *p moves past its line.  -1 if it is malformed. */
+/* The row at *p; *p moves past its line.  -1 if it is malformed or does
+ * not end with a newline. */
 static int scan_row(const char **p, struct cache_row *row)
 {
 	const char *s = *p;
@@ -583,10 +591,12 @@ static int scan_row(const char **p, struct cache_row *row)
 		if (row->len[n] == 0)
 			break;
 	}
-	if (n != 4 || (*s != '\n' && *s != 0) ||
+	/* the writer ends every row with a newline: a row without one was
+	 * cut short */
+	if (n != 4 || *s != '\n' ||
 	    row->len[1] >= sizeof(_afalg_algs[0].cached.driver))
 		return -1;
-	*p = *s != 0 ? s + 1 : s;
+	*p = s + 1;
 	for (i = 0; i < 2; i++)
 		if (same_word(row->word[2 + i], row->len[2 + i], "never", true))
 			row->threshold[i] = AFALG_NEVER;
@@ -691,47 +701,81 @@ static void format_threshold(char *buf, size_t size, size_t t)
 		snprintf(buf, size, "%zu", t);
 }
 
-/* Writes every measured algorithm, atomically (a new file renamed over
- * the old one), readable by its owner, or by everyone for the system
- * cache. */
-int _afalg_save_cache(bool system)
+/* A directory of this user's, made (private) if it is missing and make
+ * is set. */
+static bool own_dir(const char *path, bool make)
 {
-	char path[512], tmp[560], key[512], t0[32], t1[32];
+	struct stat st;
+
+	if (make && mkdir(path, 0700) < 0 && errno != EEXIST)
+		return false;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
+	       st.st_uid == geteuid();
+}
+
+/* The base of the user's cache: $HOME, which must be there, or
+ * $XDG_CACHE_HOME, made if missing where its parent is this user's. */
+static bool own_base(char *path, bool xdg)
+{
+	struct stat st;
+	char *slash = strrchr(path, '/');
+	bool ok;
+
+	if (stat(path, &st) == 0)
+		return S_ISDIR(st.st_mode) && st.st_uid == geteuid();
+	if (errno != ENOENT || !xdg || slash == NULL || slash == path)
+		return false;
+	*slash = 0;
+	ok = own_dir(path, false);
+	*slash = '/';
+	return ok && own_dir(path, true);
+}
+
+/* The user's cache file into path, its directories made if missing, but
+ * only if its base and every directory below it are this user's: root
+ * with another user's HOME (sudo -E) makes nothing of that user's its
+ * own. */
+static int user_cache_dirs(char *path, size_t size)
+{
+	bool xdg, ok;
+	int base = user_cache_path(path, size, &xdg);
+	char *sep;
+
+	if (base < 0)
+		return -1;
+	for (sep = path + base; sep != NULL; sep = strchr(sep + 1, '/')) {
+		*sep = 0;
+		ok = sep == path + base ? own_base(path, xdg) :
+					  own_dir(path, true);
+		if (!ok)
+			_gnutls_debug_log("afalg: no cache saved under %s: "
+					  "not a directory of this user\n",
+					  path);
+		*sep = '/';
+		if (!ok)
+			return -1;
+	}
+	return 0;
+}
+
+/* What this process writes in a cache: the algorithms it measured, or
+ * took from a cache. */
+static bool saved(const struct afalg_alg *alg)
+{
+	return alg->source == AFALG_FROM_CALIBRATION ||
+	       alg->source == AFALG_FROM_CACHE;
+}
+
+static void write_rows(FILE *fp)
+{
+	char t0[32], t1[32];
 	struct afalg_driver d;
 	const struct afalg_alg *alg;
 	unsigned i;
-	FILE *fp;
-	int fd;
 
-	if (system) {
-		snprintf(path, sizeof(path), "%s", system_cache_path());
-	} else {
-		if (user_cache_path(path, sizeof(path), true) < 0)
-			return gnutls_assert_val(GNUTLS_E_FILE_ERROR);
-		/* ~/.cache, then ~/.cache/gnutls */
-		*strrchr(path, '/') = 0;
-		mkdir(path, 0700);
-		user_cache_path(path, sizeof(path), true);
-		mkdir(path, 0700);
-		user_cache_path(path, sizeof(path), false);
-	}
-	snprintf(tmp, sizeof(tmp), "%s.%ld", path, (long)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-		  system ? 0644 : 0600);
-	if (fd < 0)
-		return gnutls_assert_val(GNUTLS_E_FILE_ERROR);
-	fp = fdopen(fd, "w");
-	if (fp == NULL) {
-		close(fd);
-		unlink(tmp);
-		return gnutls_assert_val(GNUTLS_E_FILE_ERROR);
-	}
-	cache_key(key, sizeof(key));
-	fprintf(fp, "%s\n%s\n", CACHE_FORMAT, key);
 	for (i = 0; i < _afalg_algs_size; i++) {
 		alg = &_afalg_algs[i];
-		if (alg->source != AFALG_FROM_CALIBRATION &&
-		    alg->source != AFALG_FROM_CACHE)
+		if (!saved(alg))
 			continue;
 		_afalg_kernel_driver(alg->kname, &d);
 		if (d.name[0] == 0)
@@ -740,9 +784,77 @@ int _afalg_save_cache(bool system)
 		format_threshold(t1, sizeof(t1), alg->threshold[1]);
 		fprintf(fp, "%s %s %s %s\n", _afalg_label(alg), d.name, t0, t1);
 	}
-	if (fclose(fp) != 0 || rename(tmp, path) < 0) {
-		unlink(tmp);
+}
+
+/* The rows of the cache being replaced (at path, under key) of the
+ * algorithms this process does not write: a measurement stays until its
+ * algorithm is measured again, whether this process used it or not (or
+ * had it off, or its calibration failed).  Nothing of a file that would
+ * not be read. */
+static void keep_other_rows(FILE *fp, const char *path, const char *key)
+{
+	char buf[CACHE_MAX + 1];
+	const char *p, *rows, *start;
+	struct cache_row row;
+	const struct afalg_alg *alg;
+
+	if (read_cache_file(path, buf) < 0)
+		return;
+	p = buf;
+	if (!take_line(&p, CACHE_FORMAT) || !take_line(&p, key))
+		return;
+	for (rows = p; *p != 0;)
+		if (scan_row(&p, &row) < 0)
+			return;
+	for (p = rows; *p != 0;) {
+		start = p;
+		scan_row(&p, &row);
+		alg = find_label(row.word[0], row.len[0], 0, true);
+		if (alg != NULL && !saved(alg))
+			fwrite(start, 1, p - start, fp);
+	}
+}
+
+static int save_failed(const char *path, const char *what)
+{
+	_gnutls_debug_log("afalg: no cache saved in %s: %s: %s\n", path, what,
+			  strerror(errno));
+	return gnutls_assert_val(GNUTLS_E_FILE_ERROR);
+}
+
+/* Writes the cache: a new file of its own name, renamed over the old
+ * one, readable by its owner, or by everyone for the system cache. */
+int _afalg_save_cache(bool system)
+{
+	char path[512], tmp[560], key[512];
+	FILE *fp;
+	int fd;
+
+	if (system)
+		_gnutls_str_cpy(path, sizeof(path), system_cache_path());
+	else if (user_cache_dirs(path, sizeof(path)) < 0)
 		return gnutls_assert_val(GNUTLS_E_FILE_ERROR);
+	/* a name no other save has: not another thread's, nor one a
+	 * process killed while saving left behind */
+	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return save_failed(path, "mkostemp");
+	if (fchmod(fd, system ? 0644 : 0600) < 0 ||
+	    (fp = fdopen(fd, "w")) == NULL) {
+		save_failed(path, "fchmod or fdopen");
+		close(fd);
+		unlink(tmp);
+		return GNUTLS_E_FILE_ERROR;
+	}
+	cache_key(key, sizeof(key));
+	fprintf(fp, "%s\n%s\n", CACHE_FORMAT, key);
+	write_rows(fp);
+	keep_other_rows(fp, path, key);
+	if (fclose(fp) != 0 || rename(tmp, path) < 0) {
+		save_failed(path, "write or rename");
+		unlink(tmp);
+		return GNUTLS_E_FILE_ERROR;
 	}
 	_gnutls_debug_log("afalg: thresholds saved in %s\n", path);
 	return 0;
@@ -781,10 +893,11 @@ static void settle(struct afalg_alg *alg)
 bool _afalg_caches_found(void)
 {
 	char key[512] = "", path[512];
+	bool xdg;
 
 	if (uncached == 0)
 		return false;
-	if (user_cache_path(path, sizeof(path), false) == 0)
+	if (user_cache_path(path, sizeof(path), &xdg) >= 0)
 		load_cache(path, "user", key, sizeof(key));
 	if (uncached > 0)
 		load_cache(system_cache_path(), "system", key, sizeof(key));
