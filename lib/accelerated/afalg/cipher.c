@@ -54,6 +54,12 @@ struct afalg_cipher_ctx {
 	 * tell it (getiv), it is asked only when the kernel continues from
 	 * it; where it cannot, soft_crypt() copies it after every call. */
 	bool copy_iv;
+	/* Software's for good, with the chaining value: the algorithm
+	 * sends nothing to the kernel.  Kept per context, so that one that
+	 * outlives a re-initialization of the library, after which the
+	 * algorithm may go to the kernel, stays where its chaining value
+	 * is. */
+	bool soft_only;
 	int op; /* kernel operation socket, or -1 */
 	unsigned forkid; /* process that opened op */
 	uint8_t key[AFALG_MAX_KEY_SIZE];
@@ -79,6 +85,7 @@ static int afalg_cipher_init(gnutls_cipher_algorithm_t algo, void **_ctx,
 	ctx->enc = enc;
 	ctx->chain = alg->flags & AFALG_CHAIN_IV;
 	ctx->copy_iv = ctx->chain && ctx->soft_ops->getiv == NULL;
+	ctx->soft_only = __atomic_load_n(&alg->soft_only, __ATOMIC_RELAXED);
 	ctx->op = -1;
 	ret = ctx->soft_ops->init(algo, &ctx->soft, enc);
 	if (ret < 0) {
@@ -292,15 +299,16 @@ static inline bool below_threshold(const struct afalg_alg *alg, int enc,
 	       size < __atomic_load_n(&alg->threshold[!enc], __ATOMIC_RELAXED);
 }
 
-/* Straight to software, with nothing to keep or to catch up: an
- * algorithm that never goes to the kernel, or a call below the threshold
- * of a context whose software has the chaining value and can tell it.
+/* Straight to software, with nothing to keep or to catch up: a context
+ * of an algorithm that never goes to the kernel, or a call below the
+ * threshold of a context whose software has the chaining value and can
+ * tell it.
  * (The common case, kept to a few loads: under emulation every call
  * level of the detour shows in small calls.) */
 static inline bool soft_direct(const struct afalg_cipher_ctx *ctx, int enc,
 			       size_t size)
 {
-	if (likely(__atomic_load_n(&ctx->alg->soft_only, __ATOMIC_RELAXED)))
+	if (likely(ctx->soft_only && !ctx->soft_iv_stale))
 		return true;
 	return below_threshold(ctx->alg, enc, size) && !ctx->soft_iv_stale &&
 	       !ctx->copy_iv;
@@ -313,7 +321,14 @@ static int cipher_route(struct afalg_cipher_ctx *ctx, int enc, const void *in,
 {
 	struct afalg_alg *alg = ctx->alg;
 	size_t done = 0;
+	int ret;
 
+	if (__atomic_load_n(&alg->soft_only, __ATOMIC_RELAXED)) {
+		ret = soft_crypt(ctx, enc, in, in_size, out, out_size);
+		/* software has the chaining value now, for good */
+		ctx->soft_only = !ctx->soft_iv_stale;
+		return ret;
+	}
 	if (below_threshold(alg, enc, in_size))
 		return soft_crypt(ctx, enc, in, in_size, out, out_size);
 
