@@ -218,6 +218,7 @@ inline static bool _afalg_use_kernel(struct afalg_alg *alg, unsigned dir,
 bool _afalg_kernel_present(void);
 bool _afalg_kernel_missing(void);
 void _afalg_kernel_deinit(void);
+void _afalg_kernel_atfork(void);
 
 int _afalg_kernel_open(struct afalg_alg *alg, const void *key, size_t key_size,
 		       int *op);

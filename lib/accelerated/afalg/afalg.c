@@ -116,6 +116,7 @@ int _gnutls_afalg_init(void)
 	_afalg_index();
 	if (!_afalg_caches_found() && !_afalg_kernel_present())
 		return 0;
+	_afalg_kernel_atfork();
 
 	for (i = 0; i < _afalg_algs_size; i++) {
 		struct afalg_alg *alg = &_afalg_algs[i];

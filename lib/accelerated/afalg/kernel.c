@@ -40,6 +40,7 @@
 
 #include <errno.h>
 #include <linux/if_alg.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -445,9 +446,8 @@ static int accept_op(int from, int *op)
  * only reads).  Idle operation sockets of one-shot calls are kept in a
  * small pool per algorithm; a child does not use its parent's.
  *
- * No system call is made with digest_lock held: a process that forks
- * while another thread holds it leaves the child a lock that nothing
- * releases.  Sockets are taken out of a slot under the lock, and closed,
+ * No system call is made with digest_lock held: every fork() waits for
+ * it (_afalg_kernel_atfork()), and other threads for each other.  Sockets are taken out of a slot under the lock, and closed,
  * bound or accepted on after it.  The transformation socket is in its
  * slot from its bind() on, lent to one thread at a time for its accept()
  * (a thread that needs one meanwhile binds its own): a child forked
@@ -471,6 +471,34 @@ struct digest_slot {
 
 static struct digest_slot digest_slots[AFALG_MAX_ALGS];
 GNUTLS_STATIC_MUTEX(digest_lock);
+
+/* fork() while another thread holds fd_lock or digest_lock (held only
+ * for a few loads and stores, but held) would leave the child a lock
+ * that nothing releases: the forking thread takes both before fork() and
+ * releases them after it, in parent and child.  No code holds one while
+ * taking the other. */
+static void locks_take(void)
+{
+	(void)gnutls_static_mutex_lock(&digest_lock);
+	(void)gnutls_static_mutex_lock(&fd_lock);
+}
+
+static void locks_release(void)
+{
+	gnutls_static_mutex_unlock(&fd_lock);
+	gnutls_static_mutex_unlock(&digest_lock);
+}
+
+/* Once per process (glibc forgets the handlers of a library that is
+ * unloaded). */
+void _afalg_kernel_atfork(void)
+{
+	static bool done;
+
+	if (!done &&
+	    pthread_atfork(locks_take, locks_release, locks_release) == 0)
+		done = true;
+}
 
 /* The algorithm's slot with digest_lock held, set up first if setup;
  * NULL if it cannot be locked, or is not set up and not to be. */
@@ -728,7 +756,9 @@ static int transact(int op, struct request *r, struct iovec *in,
 
 	r->msg.msg_iov = in;
 	r->msg.msg_iovlen = in_count;
-	ret = sys_io(CALL_SEND, op, &r->msg, 0);
+	/* not waiting for room: a send buffer smaller than the request
+	 * (net.core.wmem_default) would wait for a read that never comes */
+	ret = sys_io(CALL_SEND, op, &r->msg, MSG_DONTWAIT);
 	if (ret != (long)in_size)
 		return sys_error("sendmsg", ret < 0 ? errno : EIO);
 	ret = sys_io(CALL_RECV, op, &msg, 0);
@@ -736,6 +766,7 @@ static int transact(int op, struct request *r, struct iovec *in,
 		return GNUTLS_E_DECRYPTION_FAILED;
 	if (ret != (long)out_size)
 		return sys_error("recvmsg", ret < 0 ? errno : EIO);
+	_afalg_kernel_ok();
 	return 0;
 }
 
@@ -810,19 +841,26 @@ int _afalg_kernel_aead(int op, int enc, const void *iv, size_t iv_size,
 	return ret;
 }
 
-/* Adds data to the hash message of op.  A short write is continued. */
+/* The most one send of a hash message takes: well under what one system
+ * call may write (MAX_RW_COUNT, 2 GiB less a page). */
+#define HASH_SEND_MAX (1UL << 30)
+
+/* Adds data to the hash message of op.  A short write is a failure: the
+ * kernel that stopped short (out of memory mid-way) has ended the
+ * message, and would start a new one at the next send. */
 int _afalg_kernel_hash(int op, const void *data, size_t size)
 {
-	struct iovec iov = { (void *)data, size };
+	struct iovec iov = { (void *)data, 0 };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 	long ret;
 
-	while (iov.iov_len > 0) {
+	while (size > 0) {
+		iov.iov_len = MIN(size, HASH_SEND_MAX);
 		ret = sys_io(CALL_SEND, op, &msg, MSG_MORE);
-		if (ret <= 0)
+		if (ret != (long)iov.iov_len)
 			return sys_error("hash update", ret < 0 ? errno : EIO);
 		iov.iov_base = (uint8_t *)iov.iov_base + ret;
-		iov.iov_len -= ret;
+		size -= ret;
 	}
 	return 0;
 }
@@ -837,6 +875,7 @@ int _afalg_kernel_digest(int op, void *out, size_t size)
 	ret = sys_io(CALL_RECV, op, &msg, 0);
 	if (ret != (long)size)
 		return sys_error("hash output", ret < 0 ? errno : EIO);
+	_afalg_kernel_ok();
 	return 0;
 }
 

@@ -30,8 +30,10 @@
  *  KERNEL  the kernel has it, and user space keeps the bytes sent since
  *          the last checkpoint: a clone of the kernel state taken every
  *          AFALG_HASH_REPLAY bytes (none yet: the held bytes are the
- *          whole message).  A failed socket, or one shared with the
- *          parent after fork(), is replaced from the checkpoint, or the
+ *          whole message).  A checkpoint that cannot be taken leaves the
+ *          bytes held beyond that, or the message to software if it has
+ *          none.  A failed socket, or one shared with the parent after
+ *          fork(), is replaced from the checkpoint (a few tries), or the
  *          message moves to software;
  *  LOST    the kernel failed and so did the checkpoint: the output cannot
  *          be computed, and the library goes into its error state rather
@@ -158,7 +160,8 @@ static int soft_ready(struct afalg_hash_ctx *ctx)
 	return soft_new(ctx, &ctx->soft);
 }
 
-/* The held bytes; the buffer grows up to AFALG_HASH_REPLAY. */
+/* The held bytes; the buffer grows up to AFALG_HASH_REPLAY, or beyond
+ * while no checkpoint can be taken. */
 static int buf_reserve(struct afalg_hash_ctx *ctx, size_t size)
 {
 	size_t cap = MAX(ctx->cap, 256);
@@ -168,7 +171,7 @@ static int buf_reserve(struct afalg_hash_ctx *ctx, size_t size)
 		return 0;
 	while (cap < ctx->len + size)
 		cap *= 2;
-	cap = MIN(cap, AFALG_HASH_REPLAY);
+	cap = MAX(MIN(cap, AFALG_HASH_REPLAY), ctx->len + size);
 	buf = gnutls_malloc(cap);
 	if (buf == NULL)
 		return gnutls_assert_val(GNUTLS_E_MEMORY_ERROR);
@@ -270,7 +273,8 @@ static void lost(struct afalg_hash_ctx *ctx)
 
 /* The kernel socket of the message failed, or belongs to the parent
  * process: a new one continues from the checkpoint, or software from
- * the whole message. */
+ * the whole message.  A failure leaves the message without a socket
+ * (op -1), to be tried again: the caller decides when it is lost. */
 static int recover(struct afalg_hash_ctx *ctx)
 {
 	int ret;
@@ -283,15 +287,17 @@ static int recover(struct afalg_hash_ctx *ctx)
 	if (ret == 0)
 		ret = _afalg_kernel_hash(ctx->op, ctx->buf, ctx->len);
 	if (ret < 0)
-		lost(ctx);
+		_afalg_kernel_close(&ctx->op);
 	return ret;
 }
 
-static int check_fork(struct afalg_hash_ctx *ctx)
+/* After fork(), the parent's socket is replaced; if that fails, the
+ * caller's next kernel step finds no socket and recovers again. */
+static void check_fork(struct afalg_hash_ctx *ctx)
 {
-	if (ctx->state == MSG_KERNEL && _gnutls_detect_fork(ctx->forkid))
-		return recover(ctx);
-	return 0;
+	if (ctx->state == MSG_KERNEL && ctx->op >= 0 &&
+	    _gnutls_detect_fork(ctx->forkid))
+		recover(ctx);
 }
 
 /* Sends the held bytes to a kernel socket of this process. */
@@ -319,7 +325,10 @@ static int commit(struct afalg_hash_ctx *ctx)
 	return 0;
 }
 
-/* A clone of the kernel state replaces the held bytes. */
+/* A clone of the kernel state replaces the held bytes.  It may fail for
+ * want of a descriptor (the module's cap, or the application's own
+ * limit) as well as from the kernel: the message does not need it, and
+ * the bytes stay held until one can be taken. */
 static int checkpoint(struct afalg_hash_ctx *ctx)
 {
 	int ckpt, ret;
@@ -333,6 +342,10 @@ static int checkpoint(struct afalg_hash_ctx *ctx)
 	return 0;
 }
 
+/* kernel_update(): no checkpoint could be taken, and the message has
+ * none: the held bytes are all of it, and software takes it over. */
+#define TO_SOFT 1
+
 /* Sends data in pieces of at most AFALG_HASH_REPLAY bytes, taking a
  * checkpoint whenever the held bytes would outgrow that; *done tells
  * how much the message has taken when it fails. */
@@ -344,11 +357,9 @@ static int kernel_update(struct afalg_hash_ctx *ctx, const uint8_t *data,
 
 	for (*done = 0; *done < size; *done += len) {
 		len = MIN(size - *done, AFALG_HASH_REPLAY);
-		if (ctx->len + len > AFALG_HASH_REPLAY) {
-			ret = checkpoint(ctx);
-			if (ret < 0)
-				return ret;
-		}
+		if (ctx->len + len > AFALG_HASH_REPLAY && checkpoint(ctx) < 0 &&
+		    ctx->ckpt < 0)
+			return TO_SOFT;
 		ret = buf_reserve(ctx, len);
 		if (ret < 0)
 			return ret;
@@ -386,9 +397,7 @@ static int afalg_hash_update(void *_ctx, const void *_data, size_t size)
 		ctx->msg_len += size;
 		return ctx->soft_update(ctx->soft, data, size);
 	}
-	ret = check_fork(ctx);
-	if (ret < 0)
-		return gnutls_assert_val(ret);
+	check_fork(ctx);
 	ctx->msg_len += size;
 	for (;;) {
 		switch (ctx->state) {
@@ -406,15 +415,25 @@ static int afalg_hash_update(void *_ctx, const void *_data, size_t size)
 				return gnutls_assert_val(ret);
 			continue;
 		case MSG_KERNEL:
-			ret = kernel_update(ctx, data, size, &done);
-			if (ret == 0 || ret == GNUTLS_E_MEMORY_ERROR)
-				return ret;
+			done = 0;
+			ret = ctx->op < 0 ?
+				      GNUTLS_E_INTERNAL_ERROR :
+				      kernel_update(ctx, data, size, &done);
+			if (ret == 0)
+				return 0;
 			data += done;
 			size -= done;
-			if (tries++ == RECOVERIES)
+			if (ret == TO_SOFT) {
+				ret = to_soft(ctx);
+			} else if (ret == GNUTLS_E_MEMORY_ERROR) {
+				/* part of the data is in the message, and
+				 * nothing can hold the rest for it */
 				lost(ctx);
-			else
+			} else if (tries++ == RECOVERIES) {
+				lost(ctx);
+			} else {
 				recover(ctx);
+			}
 			continue;
 		case MSG_SOFT:
 			if (first_to_kernel(ctx, size)) {
@@ -447,9 +466,7 @@ static int output(struct afalg_hash_ctx *ctx, uint8_t *out)
 	unsigned tries = 0;
 	int ret;
 
-	ret = check_fork(ctx);
-	if (ret < 0)
-		return ret;
+	check_fork(ctx);
 	for (;;) {
 		switch (ctx->state) {
 		case MSG_HOLD:
@@ -463,7 +480,9 @@ static int output(struct afalg_hash_ctx *ctx, uint8_t *out)
 				ret = soft_hash(ctx, ctx->buf, ctx->len);
 			return ret == 0 ? soft_output(ctx, out) : ret;
 		case MSG_KERNEL:
-			ret = _afalg_kernel_digest(ctx->op, out, alg->tag_size);
+			ret = ctx->op < 0 ? GNUTLS_E_INTERNAL_ERROR :
+					    _afalg_kernel_digest(ctx->op, out,
+								 alg->tag_size);
 			if (ret == 0) {
 				_afalg_count(ctx->alg, true);
 				return 0;
@@ -638,9 +657,7 @@ static int copy_state(struct afalg_hash_ctx *dst, struct afalg_hash_ctx *src)
 {
 	int ret;
 
-	ret = check_fork(src);
-	if (ret < 0)
-		return ret;
+	check_fork(src);
 	ret = buf_reserve(dst, src->len);
 	if (ret < 0)
 		return ret;
@@ -658,13 +675,18 @@ static int copy_state(struct afalg_hash_ctx *dst, struct afalg_hash_ctx *src)
 	case MSG_HOLD:
 		return 0;
 	case MSG_KERNEL:
+		/* the copy's checkpoint, then its socket: a clone of the
+		 * original's, or (without one) recovered from the
+		 * checkpoint, or software from the whole message */
 		dst->forkid = _gnutls_get_forkid();
-		ret = _afalg_kernel_clone(src->op, &dst->op);
-		if (ret == 0 && src->ckpt >= 0)
+		if (src->ckpt >= 0) {
 			ret = _afalg_kernel_clone(src->ckpt, &dst->ckpt);
-		if (ret < 0 && src->ckpt < 0)
-			return to_soft(dst);
-		return ret;
+			if (ret < 0)
+				return ret;
+		}
+		ret = src->op < 0 ? GNUTLS_E_INTERNAL_ERROR :
+				    _afalg_kernel_clone(src->op, &dst->op);
+		return ret == 0 ? 0 : recover(dst);
 	case MSG_LOST:
 		break;
 	}
