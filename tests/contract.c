@@ -60,8 +60,9 @@
  *                      step returns once the thread waits there
  *   release            ends the hold and joins the thread, whose digest
  *                      must be right (a forked child has no such thread)
- *   reinit             gnutls_global_deinit(), the library's last (its
- *                      real deinit), and gnutls_global_init(): the
+ *   reinit [NAME=VALUE...]   gnutls_global_deinit(), the library's last
+ *                      (its real deinit), the environment set (an empty
+ *                      VALUE unsets NAME), and gnutls_global_init(): the
  *                      case's contexts live on across it
  *   deinit             gnutls_global_deinit() (last step): the case's
  *                      contexts are freed after it, and the library
@@ -908,9 +909,16 @@ static bool library_down;
 static int step_reinit(struct run *r, const struct step *s)
 {
 	bool up = s->verb[0] == 'r';
+	unsigned k;
 
 	gnutls_global_deinit();
 	library_down = !up;
+	for (k = 0; k < s->nargs; k++) {
+		if (s->args[k].value[0] == 0)
+			unsetenv(s->args[k].name);
+		else
+			setenv(s->args[k].name, s->args[k].value, 1);
+	}
 	if (up && gnutls_global_init() < 0)
 		return fail(r, s, "gnutls_global_init() failed");
 	return 0;
@@ -1083,7 +1091,12 @@ static int run_in_env(const struct kase *k, const char *alg)
 		      k->file, NULL);
 		_exit(EXIT_ERROR);
 	}
-	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		return -1;
+	if (WIFSIGNALED(status))
+		printf("FAIL %s [%s]: the process was killed by signal %d\n",
+		       k->name, alg, WTERMSIG(status));
+	if (!WIFEXITED(status))
 		return -1;
 	return WEXITSTATUS(status) == EXIT_PASS ? 0 : -1;
 }
