@@ -3,7 +3,9 @@
  *
  *   init [KEYSIZE] [noiv] [equal]   gnutls_cipher_init() with a new key
  *                           (equal: two equal halves) and IV
- *   setiv                   gnutls_cipher_set_iv() with a new IV
+ *   setiv [LEN]             gnutls_cipher_set_iv() with a new IV (of LEN
+ *                           bytes; one of other than a block is refused,
+ *                           and the IV or chaining value stays)
  *   encrypt LEN [inplace] [offset=K]   gnutls_cipher_encrypt2()
  *   decrypt LEN [inplace] [offset=K]   gnutls_cipher_decrypt2()
  *
@@ -78,11 +80,15 @@ static int step_init(struct run *r, const struct step *s)
 static int step_setiv(struct run *r, const struct step *s)
 {
 	struct cipher *x = r->fam;
-	uint8_t iv[REF_BLOCK];
+	uint8_t iv[2 * REF_BLOCK];
+	size_t len = arg_num(s, 0, REF_BLOCK);
 
-	(void)s;
-	rng_fill(&r->rng, iv, REF_BLOCK);
-	gnutls_cipher_set_iv(x->h, iv, REF_BLOCK);
+	if (len > sizeof(iv))
+		return fail(r, s, "IV too long");
+	rng_fill(&r->rng, iv, sizeof(iv));
+	gnutls_cipher_set_iv(x->h, iv, len);
+	if (len != REF_BLOCK)
+		return 0;
 	memcpy(x->iv[0], iv, REF_BLOCK);
 	memcpy(x->iv[1], iv, REF_BLOCK);
 	return 0;

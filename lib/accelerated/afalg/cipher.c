@@ -114,13 +114,17 @@ static int iv_from_soft(struct afalg_cipher_ctx *ctx)
 /* Software checks every key, as it would without the module.  A new key
  * goes into a new software context, so that a refused key leaves the
  * context exactly as it was; the new context continues from the old
- * one's chaining value. */
+ * one's chaining value.  An AEAD key is the algorithm's size, as Nettle
+ * has it: GnuTLS 3.7.9's x86 CCM takes a key of any size, and one it
+ * cannot expand leaves the new context without a key schedule. */
 static int afalg_cipher_setkey(void *_ctx, const void *key, size_t key_size)
 {
 	struct afalg_cipher_ctx *ctx = _ctx;
 	void *soft = ctx->soft;
 	int ret;
 
+	if (ctx->alg->family == AFALG_AEAD && key_size != ctx->alg->key_size)
+		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
 	if (ctx->keyed) {
 		ret = ctx->soft_ops->init(ctx->alg->id, &soft, ctx->enc);
 		if (ret < 0)
@@ -170,7 +174,10 @@ static int afalg_cipher_setiv(void *_ctx, const void *iv, size_t iv_size)
 	struct afalg_cipher_ctx *ctx = _ctx;
 	int ret;
 
-	if (ctx->soft_ops->setiv == NULL)
+	/* a chaining value is one block: the x86 code refuses others,
+	 * where Nettle takes them (and divides by zero on one of none) */
+	if (ctx->soft_ops->setiv == NULL ||
+	    (ctx->chain && iv_size != CBC_BLOCK))
 		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
 	ret = ctx->soft_ops->setiv(ctx->soft, iv, iv_size);
 	if (ret < 0)
