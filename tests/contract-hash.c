@@ -10,6 +10,10 @@
  *                      output is accepted if the library is then in its
  *                      error state, which ends the case; with lost it
  *                      is required where the module is active
+ *   output discard     the same with a NULL output: a digest's message
+ *                      is dropped (GnuTLS 3.8), a MAC's goes on (GnuTLS
+ *                      ignores the call); the library must not be in
+ *                      its error state
  *   copy               gnutls_hmac_copy()/gnutls_hash_copy(): the copy
  *                      goes on beside the original
  *   fast LEN           gnutls_hmac_fast()/gnutls_hash_fast()
@@ -142,6 +146,26 @@ static int step_update(struct run *r, const struct step *s)
 	return ret < 0 ? -1 : 0;
 }
 
+static int discard(struct run *r, const struct step *s)
+{
+	struct hash *x = r->fam;
+	uint8_t dropped[REF_MAX_DIGEST];
+	unsigned i;
+
+	for (i = 0; i < x->n; i++) {
+		if (is_mac(r)) {
+			/* GnuTLS ignores it: the message goes on */
+			gnutls_hmac_output(x->hd[i].h, NULL);
+			continue;
+		}
+		gnutls_hash_output(x->hd[i].h, NULL);
+		ref_digest(&x->hd[i].ref, dropped);
+	}
+	if (library_in_error_state())
+		return fail(r, s, "a discarded message stopped the library");
+	return 0;
+}
+
 /* "lost": where the module is active, the case made the message
  * unrecoverable: the output must not verify and the library must be in
  * its error state. */
@@ -154,6 +178,8 @@ static int step_output(struct run *r, const struct step *s)
 	bool must_lose = has_flag(s, "lost") && r->kernel;
 	unsigned i;
 
+	if (has_flag(s, "discard"))
+		return discard(r, s);
 	for (i = 0; i < x->n; i++) {
 		if (is_mac(r))
 			gnutls_hmac_output(x->hd[i].h, got);

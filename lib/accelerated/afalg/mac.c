@@ -58,6 +58,10 @@ enum msg_state {
 struct afalg_hash_ctx {
 	struct afalg_alg *alg;
 	enum msg_state state;
+	/* GnuTLS's software for the algorithm when the context was made:
+	 * the library may register another across a re-initialization,
+	 * which this context outlives */
+	union afalg_soft soft_ops;
 	void *soft; /* software context, once needed */
 	bool soft_used; /* the current message is software's */
 	gnutls_mac_hash_func soft_update;
@@ -79,17 +83,17 @@ struct afalg_hash_ctx {
 /* Software: the MAC and digest interfaces differ in init, setkey, fast. */
 static int soft_new(struct afalg_hash_ctx *ctx, void **soft)
 {
-	const struct afalg_alg *alg = ctx->alg;
+	const gnutls_crypto_mac_st *mac = ctx->soft_ops.mac;
 	int ret;
 
-	if (alg->family == AFALG_DIGEST)
-		return alg->soft.digest->init(alg->id, soft);
-	ret = alg->soft.mac->init(alg->id, soft);
+	if (ctx->alg->family == AFALG_DIGEST)
+		return ctx->soft_ops.digest->init(ctx->alg->id, soft);
+	ret = mac->init(ctx->alg->id, soft);
 	if (ret < 0)
 		return ret;
-	ret = alg->soft.mac->setkey(*soft, ctx->key, ctx->key_size);
+	ret = mac->setkey(*soft, ctx->key, ctx->key_size);
 	if (ret < 0)
-		alg->soft.mac->deinit(*soft);
+		mac->deinit(*soft);
 	return ret;
 }
 
@@ -98,21 +102,20 @@ static void soft_free(struct afalg_hash_ctx *ctx, void **soft)
 	if (*soft == NULL)
 		return;
 	if (ctx->alg->family == AFALG_MAC)
-		ctx->alg->soft.mac->deinit(*soft);
+		ctx->soft_ops.mac->deinit(*soft);
 	else
-		ctx->alg->soft.digest->deinit(*soft);
+		ctx->soft_ops.digest->deinit(*soft);
 	*soft = NULL;
 }
 
 /* The software calls a message takes, whichever interface. */
-static void soft_calls(struct afalg_hash_ctx *ctx)
+static void soft_calls(struct afalg_hash_ctx *ctx, union afalg_soft ops)
 {
-	const struct afalg_alg *alg = ctx->alg;
+	bool mac = ctx->alg->family == AFALG_MAC;
 
-	ctx->soft_update = alg->family == AFALG_MAC ? alg->soft.mac->hash :
-						      alg->soft.digest->hash;
-	ctx->soft_finish = alg->family == AFALG_MAC ? alg->soft.mac->output :
-						      alg->soft.digest->output;
+	ctx->soft_ops = ops;
+	ctx->soft_update = mac ? ops.mac->hash : ops.digest->hash;
+	ctx->soft_finish = mac ? ops.mac->output : ops.digest->output;
 }
 
 static int soft_hash(struct afalg_hash_ctx *ctx, const void *data, size_t size)
@@ -132,13 +135,11 @@ static int soft_output(struct afalg_hash_ctx *ctx, void *out)
 
 static void *soft_copy(const struct afalg_hash_ctx *ctx)
 {
-	const struct afalg_alg *alg = ctx->alg;
+	const union afalg_soft ops = ctx->soft_ops;
 
-	if (alg->family == AFALG_MAC)
-		return alg->soft.mac->copy ? alg->soft.mac->copy(ctx->soft) :
-					     NULL;
-	return alg->soft.digest->copy ? alg->soft.digest->copy(ctx->soft) :
-					NULL;
+	if (ctx->alg->family == AFALG_MAC)
+		return ops.mac->copy ? ops.mac->copy(ctx->soft) : NULL;
+	return ops.digest->copy ? ops.digest->copy(ctx->soft) : NULL;
 }
 
 static int soft_fast(const struct afalg_alg *alg, const void *key,
@@ -504,17 +505,36 @@ static int output(struct afalg_hash_ctx *ctx, uint8_t *out)
 	}
 }
 
+/* A NULL digest drops the message (gnutls_hash_output(h, NULL) resets,
+ * in 3.8): nothing can verify against it, so it is not finished, and a
+ * kernel that would fail to finish it does not stop the library. */
+static int discard(struct afalg_hash_ctx *ctx)
+{
+	uint8_t tmp[AFALG_MAX_OUTPUT_SIZE];
+	int ret = 0;
+
+	if (ctx->state == MSG_KERNEL || ctx->state == MSG_LOST)
+		_afalg_kernel_close(&ctx->op);
+	else if (ctx->state == MSG_SOFT && ctx->soft_used) {
+		ret = soft_output(ctx, tmp);
+		gnutls_memset(tmp, 0, sizeof(tmp));
+	}
+	msg_next(ctx);
+	return ret < 0 ? gnutls_assert_val(ret) : 0;
+}
+
 /* GnuTLS ignores errors here: a message that cannot be finished must not
- * yield anything that verifies, and stops the library.  A NULL digest
- * discards the message (gnutls_hash_output(h, NULL) resets, in 3.8). */
+ * yield anything that verifies, and stops the library. */
 static int afalg_hash_output(void *_ctx, void *digest, size_t size)
 {
 	struct afalg_hash_ctx *ctx = _ctx;
 	size_t tag_size = ctx->alg->tag_size;
 	uint8_t tmp[AFALG_MAX_OUTPUT_SIZE];
-	uint8_t *out = digest != NULL && size >= tag_size ? digest : tmp;
+	uint8_t *out = size >= tag_size ? digest : tmp;
 	int ret;
 
+	if (unlikely(digest == NULL))
+		return discard(ctx);
 	if (likely(soft_has(ctx) && out == digest)) {
 		soft_done(ctx);
 		ret = soft_output(ctx, digest);
@@ -534,8 +554,7 @@ static int afalg_hash_output(void *_ctx, void *digest, size_t size)
 			_afalg_label(ctx->alg));
 	}
 	if (out == tmp) {
-		if (digest != NULL)
-			memcpy(digest, tmp, MIN(size, tag_size));
+		memcpy(digest, tmp, MIN(size, tag_size));
 		gnutls_memset(tmp, 0, sizeof(tmp));
 	}
 	return ret < 0 ? gnutls_assert_val(ret) : 0;
@@ -555,7 +574,7 @@ static int hash_init(enum afalg_family family, int algo, void **_ctx)
 	ctx->threshold = &alg->threshold[0];
 	ctx->op = -1;
 	ctx->ckpt = -1;
-	soft_calls(ctx);
+	soft_calls(ctx, alg->soft);
 	/* no message before to go by: the first is held, so that one that
 	 * comes in short pieces (a file hashed in chunks) still reaches the
 	 * kernel */
@@ -598,11 +617,11 @@ static int afalg_mac_setkey(void *_ctx, const void *key, size_t key_size)
 		return gnutls_assert_val(GNUTLS_E_MEMORY_ERROR);
 	if (key_size > 0)
 		memcpy(copy, key, key_size);
-	ret = ctx->alg->soft.mac->init(ctx->alg->id, &soft);
+	ret = ctx->soft_ops.mac->init(ctx->alg->id, &soft);
 	if (ret == 0) {
-		ret = ctx->alg->soft.mac->setkey(soft, key, key_size);
+		ret = ctx->soft_ops.mac->setkey(soft, key, key_size);
 		if (ret < 0)
-			ctx->alg->soft.mac->deinit(soft);
+			ctx->soft_ops.mac->deinit(soft);
 	}
 	if (ret < 0) {
 		gnutls_memset(copy, 0, key_size);
@@ -628,9 +647,9 @@ static int afalg_mac_setnonce(void *_ctx, const void *nonce, size_t size)
 {
 	struct afalg_hash_ctx *ctx = _ctx;
 
-	if (ctx->soft == NULL || ctx->alg->soft.mac->setnonce == NULL)
+	if (ctx->soft == NULL || ctx->soft_ops.mac->setnonce == NULL)
 		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
-	return ctx->alg->soft.mac->setnonce(ctx->soft, nonce, size);
+	return ctx->soft_ops.mac->setnonce(ctx->soft, nonce, size);
 }
 
 static void afalg_hash_deinit(void *_ctx)
@@ -703,7 +722,7 @@ static void *afalg_hash_copy(const void *_src)
 		return NULL;
 	dst->alg = src->alg;
 	dst->threshold = src->threshold;
-	soft_calls(dst);
+	soft_calls(dst, src->soft_ops);
 	dst->op = -1;
 	dst->ckpt = -1;
 	if (src->key != NULL) {
