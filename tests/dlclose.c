@@ -7,7 +7,9 @@
  * The workers hash with gnutls_hash_fast() (the module's pooled one-shot
  * sockets), then wait; the main thread closes the library, checks that
  * it is gone and that no AF_ALG socket is left open, and lets the
- * workers exit.  This program is not linked with libgnutls.
+ * workers exit; then again, with the application's own
+ * gnutls_global_init() left without its deinit.  This program is not
+ * linked with libgnutls.
  *
  * Usage: dlclose [LIBGNUTLS]   (default libgnutls.so.30, found through
  *                               LD_LIBRARY_PATH)
@@ -71,10 +73,14 @@ static int afalg_sockets(void)
 	return n;
 }
 
-int main(int argc, char **argv)
+/* One load of the library: workers hash, the library is closed under
+ * them.  init: the application also called gnutls_global_init(), and
+ * not gnutls_global_deinit() (not required since GnuTLS 3.3): the
+ * library's destructor then leaves its deinitialization undone. */
+static int cycle(const char *path, int init)
 {
-	const char *path = argc > 1 ? argv[1] : "libgnutls.so.30";
 	pthread_t t[WORKERS];
+	int (*global_init)(void);
 	void *lib;
 	int i, left, status = 0;
 
@@ -84,8 +90,13 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	hash_fast = (hash_fast_fn)dlsym(lib, "gnutls_hash_fast");
-	if (hash_fast == NULL) {
+	global_init = (int (*)(void))dlsym(lib, "gnutls_global_init");
+	if (hash_fast == NULL || global_init == NULL) {
 		printf("FAIL: no gnutls_hash_fast in %s\n", path);
+		return 1;
+	}
+	if (init && global_init() < 0) {
+		printf("FAIL: gnutls_global_init() failed\n");
 		return 1;
 	}
 	pthread_barrier_init(&hashed, NULL, WORKERS + 1);
@@ -93,7 +104,8 @@ int main(int argc, char **argv)
 	for (i = 0; i < WORKERS; i++)
 		pthread_create(&t[i], NULL, worker, (void *)(long)i);
 	pthread_barrier_wait(&hashed);
-	printf("dlclose: %d workers hashed, %d AF_ALG sockets open\n", WORKERS,
+	printf("dlclose%s: %d workers hashed, %d AF_ALG sockets open\n",
+	       init ? " after gnutls_global_init()" : "", WORKERS,
 	       afalg_sockets());
 
 	dlclose(lib);
@@ -104,17 +116,31 @@ int main(int argc, char **argv)
 	left = afalg_sockets();
 	printf("dlclose: library closed, %d AF_ALG sockets left open\n", left);
 	if (left > 0) {
-		printf("FAIL: sockets outlived gnutls_global_deinit()\n");
+		printf("FAIL: sockets outlived the library\n");
 		status = 1;
 	}
 	pthread_barrier_wait(&closed);
 	for (i = 0; i < WORKERS; i++)
 		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&hashed);
+	pthread_barrier_destroy(&closed);
 	if (worker_failures > 0) {
 		printf("FAIL: %d hashes failed\n", worker_failures);
 		status = 1;
 	}
-	if (status == 0)
-		printf("PASS: the workers exited after dlclose()\n");
 	return status;
+}
+
+int main(int argc, char **argv)
+{
+	const char *path = argc > 1 ? argv[1] : "libgnutls.so.30";
+	int status, init;
+
+	for (init = 0; init <= 1; init++) {
+		status = cycle(path, init);
+		if (status != 0)
+			return status;
+	}
+	printf("PASS: the workers exited after dlclose()\n");
+	return 0;
 }

@@ -951,6 +951,15 @@ void _afalg_kernel_deinit(void)
 	}
 }
 
+/* A library unloaded without the application's last
+ * gnutls_global_deinit() (not required since GnuTLS 3.3: its destructor
+ * then only drops a reference) would leave what the module keeps open
+ * in the process. */
+static void __attribute__((destructor)) kernel_unload(void)
+{
+	_afalg_kernel_deinit();
+}
+
 /* Test interface: "CALL:ERRNO[:SKIP[:COUNT]]" makes the SKIP+1st call
  * to CALL fail with ERRNO, and the COUNT-1 calls after it (COUNT 0: all
  * of them); ERRNO "SHORT" makes a read or write short by a byte,
