@@ -1094,8 +1094,8 @@ static int run_in_env(const struct kase *k, const char *alg)
 	if (pid < 0 || waitpid(pid, &status, 0) < 0)
 		return -1;
 	if (WIFSIGNALED(status))
-		printf("FAIL %s [%s]: the process was killed by signal %d\n",
-		       k->name, alg, WTERMSIG(status));
+		printf("KILLED %s [%s]: signal %d\n", k->name, alg,
+		       WTERMSIG(status));
 	if (!WIFEXITED(status))
 		return -1;
 	return WEXITSTATUS(status) == EXIT_PASS ? 0 : -1;
