@@ -92,7 +92,8 @@ static int cycle(const char *path, int init)
 	hash_fast = (hash_fast_fn)dlsym(lib, "gnutls_hash_fast");
 	global_init = (int (*)(void))dlsym(lib, "gnutls_global_init");
 	if (hash_fast == NULL || global_init == NULL) {
-		printf("FAIL: no gnutls_hash_fast in %s\n", path);
+		printf("FAIL: no gnutls_hash_fast or gnutls_global_init in %s\n",
+		       path);
 		return 1;
 	}
 	if (init && global_init() < 0) {
