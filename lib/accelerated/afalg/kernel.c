@@ -447,8 +447,9 @@ static int accept_op(int from, int *op)
  * small pool per algorithm; a child does not use its parent's.
  *
  * No system call is made with digest_lock held: every fork() waits for
- * it (_afalg_kernel_atfork()), and other threads for each other.  Sockets are taken out of a slot under the lock, and closed,
- * bound or accepted on after it.  The transformation socket is in its
+ * it (_afalg_kernel_atfork()), and other threads for each other.
+ * Sockets are taken out of a slot under the lock, and closed, bound or
+ * accepted on after it.  The transformation socket is in its
  * slot from its bind() on, lent to one thread at a time for its accept()
  * (a thread that needs one meanwhile binds its own): a child forked
  * during that has no such thread, and takes the socket back.
