@@ -761,13 +761,57 @@ sized_cases() {
 	mv "$tmp/log.all" "$tmp/log"
 }
 
-checks=(startup labels config_once parse cache_write off default overrides
+# afalgtool's command line: GnuTLS's usual --help, --version and --debug,
+# and a clear error, with nothing measured or saved, for what it refuses.
+check_command_line() {
+	local args out run=(env -u GNUTLS_DEBUG_LEVEL)
+	out=$("${run[@]}" "$tool" --version=v 2>&1)
+	case $out in
+	"afalgtool "[0-9]*.[0-9]*) ;;
+	*) fail "--version=v printed '$(echo "$out" | head -c 200)'"; return ;;
+	esac
+	if ! "${run[@]}" "$tool" --help >"$tmp/out" 2>&1 ||
+		! grep -q -- "--calibrate" "$tmp/out"; then
+		fail "--help: $(head -c 200 "$tmp/out")"
+		return
+	fi
+	for args in "--system" "report" "--calibrate extra" "--debug=x"; do
+		# shellcheck disable=SC2086 # the words are the arguments
+		if "${run[@]}" XDG_CACHE_HOME="$tmp/cmdline" \
+			GNUTLS_AFALG_SYSTEM_CACHE="$tmp/cmdline-system" \
+			"$tool" $args >"$tmp/out" 2>"$tmp/log"; then
+			fail "afalgtool $args succeeded"
+			return
+		elif [ -s "$tmp/out" ] || ! grep -q "afalgtool: " "$tmp/log" ||
+			[ -e "$tmp/cmdline" ] || [ -e "$tmp/cmdline-system" ]; then
+			fail "afalgtool $args: stdout '$(head -c 100 "$tmp/out")', stderr '$(head -c 100 "$tmp/log")', cache $(ls "$tmp" | grep cmdline)"
+			return
+		fi
+	done
+	local refused="'--system' alone, an argument and a bad number refused with a message, nothing printed or saved"
+	if ! have_afalg; then
+		pass "--version, --help; $refused (--debug needs AF_ALG: skipped)"
+		return
+	fi
+	# the module logs what a calibration finds, after main() set the level
+	"${run[@]}" GNUTLS_AFALG=off,SHA256=auto \
+		XDG_CACHE_HOME="$tmp/cmdline-debug" \
+		"$tool" --calibrate --debug=2 >"$tmp/out" 2>"$tmp/log"
+	if ! grep -q '^|<2>| afalg: ' "$tmp/log"; then
+		fail "--calibrate --debug=2 logged no line of the module: $(head -c 200 "$tmp/log")"
+		return
+	fi
+	pass "--version, --help, --debug ($(grep -m 1 '^|<2>| afalg: ' "$tmp/log" | head -c 100)); $refused"
+}
+
+checks=(startup command_line labels config_once parse cache_write off default overrides
 	invalid config cache bad_cache system_cache calibrate_on_use calibration_fault
 	calibration_fork calibration_rules calibrate_message_path
 	auto_paths sized bypass lost_afalg)
 [ "${1:-all}" = all ] || checks=("$@")
 for check in "${checks[@]}"; do
-	if [ "$check" != startup ] && [ "$check" != labels ] &&
+	if [ "$check" != startup ] && [ "$check" != command_line ] &&
+		[ "$check" != labels ] &&
 		[ "$check" != config_once ] && [ "$check" != parse ] &&
 		[ "$check" != cache_write ] && [ "$check" != lost_afalg ] &&
 		! have_afalg; then
