@@ -22,10 +22,10 @@
 
 #include <config.h>
 
-#include <getopt.h>
 #include <stdio.h>
-#include <string.h>
 #include <gnutls/gnutls.h>
+
+#include "afalgtool-options.h"
 
 /* in libgnutls, GNUTLS_PRIVATE_3_4 */
 int _gnutls_afalg_info(unsigned flags, gnutls_datum_t *out);
@@ -33,53 +33,25 @@ int _gnutls_afalg_info(unsigned flags, gnutls_datum_t *out);
 #define INFO_CALIBRATE 1
 #define INFO_SYSTEM 2
 
-static void usage(FILE *out)
+static void tls_log_func(int level, const char *str)
 {
-	fprintf(out,
-		"Usage: afalgtool [--calibrate [--system]]\n"
-		"\n"
-		"Prints, for each algorithm of GnuTLS's AF_ALG backend, the kernel\n"
-		"algorithm and driver behind it, its mode and thresholds (the\n"
-		"smallest operation that goes to the kernel), where they came from\n"
-		"and the path it takes.\n"
-		"\n"
-		"  --calibrate  measure the thresholds now and save them in the\n"
-		"               user's cache (~/.cache/gnutls/afalg)\n"
-		"  --system     with --calibrate: in the system-wide cache\n"
-		"               (/var/cache/gnutls/afalg), read by every user\n");
+	fprintf(stderr, "|<%d>| %s", level, str);
 }
 
 int main(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "calibrate", no_argument, NULL, 'c' },
-		{ "system", no_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	gnutls_datum_t out;
 	unsigned flags = 0;
-	int c, ret;
+	int ret;
 
-	while ((c = getopt_long(argc, argv, "csh", options, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			flags |= INFO_CALIBRATE;
-			break;
-		case 's':
-			flags |= INFO_SYSTEM;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 1;
-		}
-	}
-	if (optind < argc || flags == INFO_SYSTEM) {
-		usage(stderr);
-		return 1;
+	optionProcess(&afalgtoolOptions, argc, argv);
+	if (HAVE_OPT(CALIBRATE))
+		flags |= INFO_CALIBRATE;
+	if (HAVE_OPT(SYSTEM))
+		flags |= INFO_SYSTEM;
+	if (HAVE_OPT(DEBUG)) {
+		gnutls_global_set_log_function(tls_log_func);
+		gnutls_global_set_log_level(OPT_VALUE_DEBUG);
 	}
 
 	ret = gnutls_global_init();
@@ -90,7 +62,7 @@ int main(int argc, char **argv)
 	ret = _gnutls_afalg_info(flags, &out);
 	if (ret == GNUTLS_E_FILE_ERROR && (flags & INFO_CALIBRATE)) {
 		fprintf(stderr, "afalgtool: the cache could not be written "
-				"(GNUTLS_DEBUG_LEVEL=2 says why)\n");
+				"(--debug=2 says why)\n");
 		gnutls_global_deinit();
 		return 1;
 	}
