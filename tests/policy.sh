@@ -154,6 +154,18 @@ config_fips() {
 		pass "[afalg] in FIPS mode: only what it sets to kernel" ;;
 	*) fail "[afalg] in FIPS mode: $seen" ;;
 	esac
+	# a file GnuTLS rejects gives the module nothing either, not even
+	# the entries before the fault
+	printf '[afalg]\nAES-128-GCM = kernel\n[broken\n' >"$tmp/config"
+	info env
+	seen=$(about AES-128-GCM)
+	info env GNUTLS_FORCE_FIPS_MODE=1 GNUTLS_SKIP_FIPS_INTEGRITY_CHECKS=1
+	seen="$seen / $(about AES-128-GCM)"
+	case $seen in
+	*"mode auto"*" / ")
+		pass "a malformed configuration file is not applied, in FIPS mode either" ;;
+	*) fail "a malformed configuration file, without and in FIPS mode: $seen" ;;
+	esac
 }
 
 # GnuTLS reads the file (stat(), then fopen() if it is there) and hands
