@@ -241,11 +241,13 @@ void _gnutls_afalg_config(const char *name, const char *value)
 			    "[afalg]");
 }
 
-static int config_entry(void *user, const char *section, const char *name,
+/* The first pass over the file only checks it: GnuTLS rejects a file
+ * with a syntax error as a whole, and so does the module. */
+static int config_entry(void *apply, const char *section, const char *name,
 			const char *value)
 {
-	(void)user;
-	if (section != NULL && c_strcasecmp(section, "afalg") == 0)
+	if (apply != NULL && section != NULL &&
+	    c_strcasecmp(section, "afalg") == 0)
 		_gnutls_afalg_config(name, value);
 	return 1;
 }
@@ -268,8 +270,13 @@ static void read_config(void)
 		close(fd);
 		return;
 	}
-	if (ini_parse_file(fp, config_entry, NULL) < 0)
-		_gnutls_debug_log("afalg: cannot parse %s\n", path);
+	if (ini_parse_file(fp, config_entry, NULL) != 0) {
+		_gnutls_debug_log("afalg: cannot parse %s, ignoring it\n",
+				  path);
+	} else {
+		rewind(fp);
+		ini_parse_file(fp, config_entry, fp);
+	}
 	fclose(fp);
 }
 
