@@ -364,7 +364,7 @@ parsed() { # parsed taken|ignored WHAT [MODE]
 }
 
 check_system_cache() {
-	local only=off,SHA256=auto
+	local only=off,SHA256=auto long rc
 	env XDG_CACHE_HOME="$tmp/none" GNUTLS_AFALG_SYSTEM_CACHE="$tmp/system" \
 		GNUTLS_AFALG=$only "$tool" --calibrate --system >/dev/null 2>&1
 	rm -rf "$tmp/cache"
@@ -398,6 +398,19 @@ check_system_cache() {
 		pass "a malformed user's cache gives nothing, not even its lines before the fault"
 	else
 		fail "malformed user's cache: $(grep 'thresholds from' "$tmp/log" | tr '\n' ' ')"
+	fi
+	# a name longer than the save takes (over 511 bytes): an error, and
+	# no file of part of the name
+	long=$tmp/long/$(printf 'a%.0s' $(seq 200))/$(printf 'b%.0s' $(seq 200))
+	mkdir -p "$long"
+	env XDG_CACHE_HOME="$tmp/none" GNUTLS_AFALG=$only GNUTLS_DEBUG_LEVEL=2 \
+		GNUTLS_AFALG_SYSTEM_CACHE="$long/$(printf 'c%.0s' $(seq 200))" \
+		"$tool" --calibrate --system >/dev/null 2>"$tmp/log"
+	rc=$?
+	if [ "$rc" = 0 ] || [ -n "$(find "$tmp/long" -type f)" ]; then
+		fail "a system-wide cache of a long name: rc $rc, $(find "$tmp/long" -type f | head -c 100)"
+	else
+		pass "a system-wide cache of a name too long is refused: $(grep -o 'no cache saved in .\{16\}' "$tmp/log")...: $(grep -o 'its name: .*' "$tmp/log")"
 	fi
 }
 
@@ -489,6 +502,32 @@ cache_write_foreign_home() {
 		fail "afalgtool did not say it saved nothing: $(grep -v '^gnutls' "$tmp/log" | tail -n 2 | tr '\n' ' ')"
 	else
 		pass "nothing saved under another user's directory: $(grep -m 1 'afalgtool: ' "$tmp/log")"
+	fi
+	cache_write_links
+}
+
+# A symbolic link in the cache's path (XDG_CACHE_HOME itself, or its
+# gnutls/) that another user made, as one can in a world-writable
+# directory, leads the save nowhere, though it points to a directory of
+# this user's; one of this user's own is followed.
+cache_write_links() {
+	local l=$tmp/links n
+	mkdir -p "$l/to-base" "$l/to-sub" "$l/to-own" "$l/sub" "$l/own"
+	ln -s "$l/to-base" "$l/base"
+	ln -s "$l/to-sub" "$l/sub/gnutls"
+	ln -s "$l/to-own" "$l/own/gnutls"
+	chown -h 65534 "$l/base" "$l/sub/gnutls"
+	for n in base sub own; do
+		env XDG_CACHE_HOME="$l/$n" GNUTLS_AFALG=off,SHA256=auto \
+			GNUTLS_AFALG_SYSTEM_CACHE="$tmp/cwsys" "$tool" \
+			--calibrate >/dev/null 2>&1
+	done
+	if [ -n "$(find "$l/to-base" "$l/to-sub" -mindepth 1)" ]; then
+		fail "the save followed another user's link: $(find "$l/to-base" "$l/to-sub" -mindepth 1 | tr '\n' ' ')"
+	elif [ ! -s "$l/to-own/afalg" ]; then
+		fail "the save did not follow a link of this user's: $(find "$l/to-own" | tr '\n' ' ')"
+	else
+		pass "nothing saved through another user's link; this user's is followed"
 	fi
 }
 
@@ -773,6 +812,46 @@ sized_cases() {
 	mv "$tmp/log.all" "$tmp/log"
 }
 
+# What /proc/crypto says of a driver is of its own entry: "async"
+# follows "priority" in an entry, and a synchronous hash's entry has no
+# "async" line.  A file of two made-up drivers, each of the highest
+# priority for its name, is mounted over /proc/crypto in a namespace of
+# the tool's own: a synchronous SHA256 driver after an asynchronous
+# entry runs on the CPU, an asynchronous SHA512 driver after a
+# synchronous entry (and last in the file) looks like a device.
+check_proc_crypto() {
+	local fake=$tmp/proc-crypto
+	local ns=(unshare -m sh -c 'mount --bind "$0" /proc/crypto && exec "$@"' "$fake")
+	if [ "$(id -u)" != 0 ] || ! unshare -m true 2>/dev/null; then
+		skip "not root, or no mount namespace: /proc/crypto cannot be replaced"
+		return
+	fi
+	entry() { printf '%-12s : %s\n' "$@"; }
+	{
+		cat /proc/crypto
+		entry name 'gcm(aes)' driver gcm-afalg-test module kernel \
+			priority 1 type aead async yes
+		echo
+		entry name sha256 driver sha256-afalg-test module kernel \
+			priority 100000 type shash blocksize 64 digestsize 32
+		echo
+		entry name 'cbc(aes)' driver cbc-afalg-test module kernel \
+			priority 1 type skcipher async no
+		echo
+		# the last entry, with no blank line after it
+		entry name sha512 driver sha512-afalg-test module kernel \
+			priority 100000 type ahash async yes blocksize 128 \
+			digestsize 64
+	} >"$fake"
+	info "${ns[@]}" env GNUTLS_AFALG=off,SHA256=auto,SHA512=auto
+	if ! about SHA256 | grep -q "driver sha256-afalg-test (.*CPU instructions)" ||
+		! about SHA512 | grep -q "driver sha512-afalg-test (.*looks like a device)"; then
+		fail "$(about SHA256); $(about SHA512)"
+	else
+		pass "a driver's async flag is its own entry's"
+	fi
+}
+
 # afalgtool's command line: GnuTLS's usual --help, --version and --debug,
 # and a clear error, with nothing measured or saved, for what it refuses.
 check_command_line() {
@@ -819,7 +898,7 @@ check_command_line() {
 checks=(startup command_line labels config_once parse cache_write off default overrides
 	invalid config cache bad_cache system_cache calibrate_on_use calibration_fault
 	calibration_fork calibration_rules calibrate_message_path
-	auto_paths sized bypass lost_afalg)
+	auto_paths sized bypass lost_afalg proc_crypto)
 [ "${1:-all}" = all ] || checks=("$@")
 for check in "${checks[@]}"; do
 	if [ "$check" != startup ] && [ "$check" != command_line ] &&

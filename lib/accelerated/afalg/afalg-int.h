@@ -184,6 +184,8 @@ unsigned _afalg_read_settings(void);
 void _afalg_release_settings(void);
 const char *_afalg_mode_name(const struct afalg_alg *alg);
 void _afalg_account(struct afalg_alg *alg, size_t size);
+void _afalg_set_thresholds(struct afalg_alg *alg, size_t t0, size_t t1,
+			   enum afalg_source source);
 void _afalg_apply_cache(struct afalg_alg *alg);
 bool _afalg_caches_found(void);
 bool _afalg_cached_software(struct afalg_alg *alg);

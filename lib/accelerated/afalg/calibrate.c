@@ -557,6 +557,7 @@ void _afalg_calibrate(struct afalg_alg *alg)
 {
 	struct bench b;
 	size_t t[2] = { AFALG_NEVER, AFALG_NEVER };
+	enum afalg_source source;
 	double start = cpu_now();
 	int ret, dir;
 
@@ -583,11 +584,10 @@ void _afalg_calibrate(struct afalg_alg *alg)
 			_afalg_label(alg), cpu_now() - start,
 			script.on ? " (a test's clock)" : "");
 	}
-	__atomic_store_n(&alg->threshold[0], t[0], __ATOMIC_RELAXED);
-	__atomic_store_n(&alg->threshold[1], t[1], __ATOMIC_RELAXED);
 	if (ret < 0)
-		alg->source = AFALG_FROM_FAILURE;
+		source = AFALG_FROM_FAILURE;
 	else
-		alg->source = script.on ? AFALG_FROM_TEST_CLOCK :
-					  AFALG_FROM_CALIBRATION;
+		source = script.on ? AFALG_FROM_TEST_CLOCK :
+				     AFALG_FROM_CALIBRATION;
+	_afalg_set_thresholds(alg, t[0], t[1], source);
 }

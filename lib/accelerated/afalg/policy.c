@@ -287,12 +287,21 @@ void _afalg_release_settings(void)
 	config_started = false;
 }
 
-static void set_thresholds(struct afalg_alg *alg, size_t t0, size_t t1,
+/* The thresholds, then where they came from: a thread that sees the
+ * source (source_of()) sees the thresholds that came with it, so that a
+ * save in another thread does not write a measurement's source with the
+ * thresholds before it. */
+void _afalg_set_thresholds(struct afalg_alg *alg, size_t t0, size_t t1,
 			   enum afalg_source source)
 {
 	__atomic_store_n(&alg->threshold[0], t0, __ATOMIC_RELAXED);
 	__atomic_store_n(&alg->threshold[1], t1, __ATOMIC_RELAXED);
-	alg->source = source;
+	__atomic_store_n(&alg->source, source, __ATOMIC_RELEASE);
+}
+
+static enum afalg_source source_of(const struct afalg_alg *alg)
+{
+	return __atomic_load_n(&alg->source, __ATOMIC_ACQUIRE);
 }
 
 /* The modes of every algorithm: the configuration file, then the
@@ -338,8 +347,9 @@ unsigned _afalg_read_settings(void)
 		 * measured */
 		over = alg->fixed || alg->mode == AFALG_MODE_KERNEL;
 		t = alg->fixed ? alg->fixed_size : over ? 0 : AFALG_NEVER;
-		set_thresholds(alg, t, t,
-			       over ? AFALG_FROM_OVERRIDE : AFALG_FROM_DEFAULT);
+		_afalg_set_thresholds(alg, t, t,
+				      over ? AFALG_FROM_OVERRIDE :
+					     AFALG_FROM_DEFAULT);
 		alg->settled = over || alg->mode == AFALG_MODE_OFF;
 		on += alg->mode != AFALG_MODE_OFF;
 		uncached += measured(alg);
@@ -374,11 +384,29 @@ static void copy_word(char *dst, size_t size, const char *src)
 	snprintf(dst, size, "%.*s", (int)strcspn(src, " \t\n"), src);
 }
 
+/* One entry of /proc/crypto: "async" comes after "priority", and the
+ * entry of a synchronous hash has no "async" line. */
+struct proc_entry {
+	char name[64];
+	struct afalg_driver d;
+};
+
+/* Takes entry e for d if it implements kname with a higher priority, and
+ * empties e for the next entry. */
+static void take_entry(struct proc_entry *e, const char *kname,
+		       struct afalg_driver *d)
+{
+	if (strcmp(e->name, kname) == 0 && e->d.priority > d->priority)
+		*d = e->d;
+	memset(e, 0, sizeof(*e));
+	e->d.priority = -1;
+}
+
 /* The highest priority implementation of a kernel algorithm name. */
 void _afalg_kernel_driver(const char *kname, struct afalg_driver *d)
 {
-	char line[256], name[64] = "", drv[128] = "", module[64] = "";
-	bool async = false;
+	struct proc_entry e = { .d.priority = -1 };
+	char line[256];
 	const char *v;
 	FILE *fp;
 
@@ -388,22 +416,20 @@ void _afalg_kernel_driver(const char *kname, struct afalg_driver *d)
 	if (fp == NULL)
 		return;
 	while (fgets(line, sizeof(line), fp) != NULL) {
-		if ((v = field(line, "name")) != NULL)
-			copy_word(name, sizeof(name), v);
+		if (line[0] == '\n')
+			take_entry(&e, kname, d);
+		else if ((v = field(line, "name")) != NULL)
+			copy_word(e.name, sizeof(e.name), v);
 		else if ((v = field(line, "driver")) != NULL)
-			copy_word(drv, sizeof(drv), v);
+			copy_word(e.d.name, sizeof(e.d.name), v);
 		else if ((v = field(line, "module")) != NULL)
-			copy_word(module, sizeof(module), v);
+			copy_word(e.d.module, sizeof(e.d.module), v);
 		else if ((v = field(line, "async")) != NULL)
-			async = strncmp(v, "yes", 3) == 0;
-		else if ((v = field(line, "priority")) != NULL &&
-			 strcmp(name, kname) == 0 && atoi(v) > d->priority) {
-			d->priority = atoi(v);
-			snprintf(d->name, sizeof(d->name), "%s", drv);
-			snprintf(d->module, sizeof(d->module), "%s", module);
-			d->async = async;
-		}
+			e.d.async = strncmp(v, "yes", 3) == 0;
+		else if ((v = field(line, "priority")) != NULL)
+			e.d.priority = atoi(v);
 	}
+	take_entry(&e, kname, d);
 	fclose(fp);
 }
 
@@ -669,8 +695,8 @@ static void load_cache(const char *path, const char *from, char *key,
 /* The cached measurement becomes the algorithm's thresholds. */
 static void use_cached(struct afalg_alg *alg)
 {
-	set_thresholds(alg, alg->cached.threshold[0], alg->cached.threshold[1],
-		       AFALG_FROM_CACHE);
+	_afalg_set_thresholds(alg, alg->cached.threshold[0],
+			      alg->cached.threshold[1], AFALG_FROM_CACHE);
 	_gnutls_debug_log("afalg: %s: thresholds from the %s cache\n",
 			  _afalg_label(alg), alg->cached.from);
 }
@@ -684,7 +710,7 @@ void _afalg_apply_cache(struct afalg_alg *alg)
 {
 	struct afalg_driver d;
 
-	if (!alg->cached.present || alg->source != AFALG_FROM_DEFAULT)
+	if (!alg->cached.present || source_of(alg) != AFALG_FROM_DEFAULT)
 		return;
 	alg->cached.present = false;
 	_afalg_kernel_driver(alg->kname, &d);
@@ -708,29 +734,43 @@ static void format_threshold(char *buf, size_t size, size_t t)
 		snprintf(buf, size, "%zu", t);
 }
 
+/* 1 if path is a directory of this user's, reached through no symbolic
+ * link but one of this user's or root's (another user's, made where
+ * anyone can write, must not lead the save); -1 if nothing is there; 0
+ * otherwise. */
+static int dir_state(const char *path)
+{
+	struct stat st;
+	uid_t uid = geteuid();
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? -1 : 0;
+	if (S_ISLNK(st.st_mode) &&
+	    ((st.st_uid != uid && st.st_uid != 0) || stat(path, &st) < 0))
+		return 0;
+	return S_ISDIR(st.st_mode) && st.st_uid == uid;
+}
+
 /* A directory of this user's, made (private) if it is missing and make
  * is set. */
 static bool own_dir(const char *path, bool make)
 {
-	struct stat st;
-
 	if (make && mkdir(path, 0700) < 0 && errno != EEXIST)
 		return false;
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
-	       st.st_uid == geteuid();
+	return dir_state(path) == 1;
 }
 
 /* The base of the user's cache: $HOME, which must be there, or
  * $XDG_CACHE_HOME, made if missing where its parent is this user's. */
 static bool own_base(char *path, bool xdg)
 {
-	struct stat st;
+	int state = dir_state(path);
 	char *slash = strrchr(path, '/');
 	bool ok;
 
-	if (stat(path, &st) == 0)
-		return S_ISDIR(st.st_mode) && st.st_uid == geteuid();
-	if (errno != ENOENT || !xdg || slash == NULL || slash == path)
+	if (state >= 0)
+		return state == 1;
+	if (!xdg || slash == NULL || slash == path)
 		return false;
 	*slash = 0;
 	ok = own_dir(path, false);
@@ -769,8 +809,9 @@ static int user_cache_dirs(char *path, size_t size)
  * took from a cache. */
 static bool saved(const struct afalg_alg *alg)
 {
-	return alg->source == AFALG_FROM_CALIBRATION ||
-	       alg->source == AFALG_FROM_CACHE;
+	enum afalg_source source = source_of(alg);
+
+	return source == AFALG_FROM_CALIBRATION || source == AFALG_FROM_CACHE;
 }
 
 static void write_rows(FILE *fp)
@@ -787,8 +828,12 @@ static void write_rows(FILE *fp)
 		_afalg_kernel_driver(alg->kname, &d);
 		if (d.name[0] == 0)
 			continue;
-		format_threshold(t0, sizeof(t0), alg->threshold[0]);
-		format_threshold(t1, sizeof(t1), alg->threshold[1]);
+		format_threshold(t0, sizeof(t0),
+				 __atomic_load_n(&alg->threshold[0],
+						 __ATOMIC_RELAXED));
+		format_threshold(t1, sizeof(t1),
+				 __atomic_load_n(&alg->threshold[1],
+						 __ATOMIC_RELAXED));
 		fprintf(fp, "%s %s %s %s\n", _afalg_label(alg), d.name, t0, t1);
 	}
 }
@@ -835,11 +880,17 @@ int _afalg_save_cache(bool system)
 {
 	char path[512], tmp[560], key[512];
 	FILE *fp;
-	int fd;
+	int fd, failed;
 
-	if (system)
-		_gnutls_str_cpy(path, sizeof(path), system_cache_path());
-	else if (user_cache_dirs(path, sizeof(path)) < 0)
+	if (system) {
+		/* whole, or not at all: cut short it could name another
+		 * directory's file */
+		if ((size_t)snprintf(path, sizeof(path), "%s",
+				     system_cache_path()) >= sizeof(path)) {
+			errno = ENAMETOOLONG;
+			return save_failed(system_cache_path(), "its name");
+		}
+	} else if (user_cache_dirs(path, sizeof(path)) < 0)
 		return gnutls_assert_val(GNUTLS_E_FILE_ERROR);
 	/* a name no other save has: not another thread's, nor one a
 	 * process killed while saving left behind */
@@ -858,7 +909,10 @@ int _afalg_save_cache(bool system)
 	fprintf(fp, "%s\n%s\n", CACHE_FORMAT, key);
 	write_rows(fp);
 	keep_other_rows(fp, path, key);
-	if (fclose(fp) != 0 || rename(tmp, path) < 0) {
+	/* a write that failed before the last one leaves the file short,
+	 * whatever fclose() says of the last */
+	failed = ferror(fp);
+	if (fclose(fp) != 0 || failed || rename(tmp, path) < 0) {
 		save_failed(path, "write or rename");
 		unlink(tmp);
 		return GNUTLS_E_FILE_ERROR;
@@ -953,7 +1007,7 @@ static bool claim_calibration(struct afalg_alg *alg)
 void _afalg_account(struct afalg_alg *alg, size_t size)
 {
 	_afalg_apply_cache(alg);
-	if (alg->source != AFALG_FROM_DEFAULT) {
+	if (source_of(alg) != AFALG_FROM_DEFAULT) {
 		settle(alg);
 		return;
 	}
@@ -968,7 +1022,7 @@ void _afalg_account(struct afalg_alg *alg, size_t size)
 		return;
 	_afalg_calibrate(alg);
 	settle(alg);
-	if (alg->source == AFALG_FROM_CALIBRATION)
+	if (source_of(alg) == AFALG_FROM_CALIBRATION)
 		_afalg_save_cache(false);
 }
 
@@ -1020,9 +1074,9 @@ static const char *reason(const struct afalg_alg *alg)
 	if (alg->threshold[0] != AFALG_NEVER ||
 	    alg->threshold[1] != AFALG_NEVER)
 		return "kernel from the threshold up, software below";
-	if (alg->source == AFALG_FROM_DEFAULT)
+	if (source_of(alg) == AFALG_FROM_DEFAULT)
 		return "software until measured";
-	if (alg->source == AFALG_FROM_FAILURE)
+	if (source_of(alg) == AFALG_FROM_FAILURE)
 		return "software: its calibration failed, the next process "
 		       "measures again";
 	return alg->bypassed ? "software: it was faster at every size (not "
@@ -1065,6 +1119,6 @@ void _afalg_describe(const struct afalg_alg *alg, gnutls_buffer_st *out)
 	_gnutls_buffer_append_printf(out, ", %s ", dirs[alg->family][1]);
 	describe_threshold(out, alg->threshold[1]);
 	_gnutls_buffer_append_printf(out, " (from %s); %s\n",
-				     _afalg_source_names[alg->source],
+				     _afalg_source_names[source_of(alg)],
 				     reason(alg));
 }
