@@ -3,11 +3,13 @@
  *
  *   init [KEYSIZE]         gnutls_aead_cipher_init() with a new key
  *   setkey [KEYSIZE]       gnutls_aead_cipher_set_key()
- *   seal LEN [aad=N] [nonce=N] [inplace] [offset=K]
- *                          gnutls_aead_cipher_encrypt()
+ *   seal LEN [aad=N] [nonce=N] [inplace] [offset=K] [nonceout]
+ *                          gnutls_aead_cipher_encrypt(); nonceout: the
+ *                          nonce is read from where the output goes
  *   sealv LEN [aad=N] [pieces=N]   gnutls_aead_cipher_encryptv()
  *   sealv2 LEN [aad=N]     gnutls_aead_cipher_encryptv2(), in place
- *   open [inplace] [offset=K]      decrypts the last sealed message
+ *   open [inplace] [offset=K] [nonceout]
+ *                          decrypts the last sealed message
  *   openv2                 gnutls_aead_cipher_decryptv2() of it
  *   forge                  decrypts it with a bit flipped: a tag failure,
  *                          and (module active) no plaintext left
@@ -129,6 +131,19 @@ static void make_message(struct run *r, const struct step *s, struct message *m)
 	rng_fill(&r->rng, m->msg, m->len);
 }
 
+/* The message's nonce, or with nonceout a copy of it at the start of
+ * out (which has room for it): a caller may keep the nonce where the
+ * result goes, as a TLS record keeps its explicit nonce before the
+ * text; the library must read it before it writes there. */
+static const uint8_t *nonce_at(const struct step *s, const struct message *m,
+			       uint8_t *out)
+{
+	if (!has_flag(s, "nonceout"))
+		return m->nonce;
+	memcpy(out, m->nonce, m->nonce_len);
+	return out;
+}
+
 static int expect_sealed(struct run *r, const struct step *s, struct message *m,
 			 const uint8_t *got)
 {
@@ -158,9 +173,10 @@ static int step_seal(struct run *r, const struct step *s)
 		in = out;
 	}
 	out_len = room;
-	ret = gnutls_aead_cipher_encrypt(x->h, m->nonce, m->nonce_len, m->aad,
-					 m->aad_len, tag_size(r), in, m->len,
-					 out, &out_len);
+	ret = gnutls_aead_cipher_encrypt(x->h, nonce_at(s, m, out),
+					 m->nonce_len, m->aad, m->aad_len,
+					 tag_size(r), in, m->len, out,
+					 &out_len);
 	ret = check_ret(r, s, ret);
 	if (ret == 0 && out_len != room)
 		ret = fail(r, s, "%zu bytes out, expected %zu", out_len, room);
@@ -250,9 +266,10 @@ static int step_open(struct run *r, const struct step *s)
 		memcpy(out, m->sealed, sealed);
 		in = out;
 	}
-	ret = gnutls_aead_cipher_decrypt(x->h, m->nonce, m->nonce_len, m->aad,
-					 m->aad_len, tag_size(r), in, sealed,
-					 out, &out_len);
+	ret = gnutls_aead_cipher_decrypt(x->h, nonce_at(s, m, out),
+					 m->nonce_len, m->aad, m->aad_len,
+					 tag_size(r), in, sealed, out,
+					 &out_len);
 	ret = check_ret(r, s, ret);
 	if (ret == 0 && out_len != m->len)
 		ret = fail(r, s, "%zu bytes out, expected %zu", out_len,

@@ -468,21 +468,35 @@ static int aead_kernel(struct afalg_cipher_ctx *ctx, int enc, const void *nonce,
 	return ret;
 }
 
+/* The nonce may sit where the output goes (a record decrypted to its
+ * front, over its explicit nonce), and a failed request clears the
+ * output: software takes a copy made before the kernel is asked. */
+static const void *keep_nonce(uint8_t copy[AFALG_MAX_IV_SIZE],
+			      const void *nonce, size_t nonce_size)
+{
+	memcpy(copy, nonce, nonce_size);
+	return copy;
+}
+
 static int afalg_aead_encrypt(void *_ctx, const void *nonce, size_t nonce_size,
 			      const void *auth, size_t auth_size,
 			      size_t tag_size, const void *plain,
 			      size_t plain_size, void *encr, size_t encr_size)
 {
 	struct afalg_cipher_ctx *ctx = _ctx;
+	uint8_t copy[AFALG_MAX_IV_SIZE];
 
 	if (!__atomic_load_n(&ctx->alg->soft_only, __ATOMIC_RELAXED) &&
 	    encr_size >= plain_size + tag_size &&
 	    aead_in_kernel(ctx, 1, nonce_size, auth_size, plain_size,
-			   tag_size) &&
-	    aead_kernel(ctx, 1, nonce, nonce_size, auth, auth_size, plain,
-			plain_size, encr, plain_size + tag_size) == 0) {
-		_afalg_count(ctx->alg, true);
-		return 0;
+			   tag_size)) {
+		nonce = keep_nonce(copy, nonce, nonce_size);
+		if (aead_kernel(ctx, 1, nonce, nonce_size, auth, auth_size,
+				plain, plain_size, encr,
+				plain_size + tag_size) == 0) {
+			_afalg_count(ctx->alg, true);
+			return 0;
+		}
 	}
 	if (ctx->soft_ops->aead_encrypt == NULL)
 		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
@@ -503,6 +517,7 @@ static int afalg_aead_decrypt(void *_ctx, const void *nonce, size_t nonce_size,
 {
 	struct afalg_cipher_ctx *ctx = _ctx;
 	size_t text_size = encr_size >= tag_size ? encr_size - tag_size : 0;
+	uint8_t copy[AFALG_MAX_IV_SIZE];
 	bool kernel_rejected = false;
 	int ret;
 
@@ -510,6 +525,7 @@ static int afalg_aead_decrypt(void *_ctx, const void *nonce, size_t nonce_size,
 	    encr_size >= tag_size && plain_size >= text_size &&
 	    aead_in_kernel(ctx, 0, nonce_size, auth_size, text_size,
 			   tag_size)) {
+		nonce = keep_nonce(copy, nonce, nonce_size);
 		ret = aead_kernel(ctx, 0, nonce, nonce_size, auth, auth_size,
 				  encr, encr_size, plain, text_size);
 		if (ret == 0) {
