@@ -48,6 +48,13 @@
  *   fds N              at most N AF_ALG sockets opened since the case
  *                      started
  *   nofile N           RLIMIT_NOFILE soft limit
+ *   closefrom          (in a forked child; nothing in the parent) as a
+ *                      daemon's child that closes what it inherited and
+ *                      opens files of its own: every AF_ALG socket of the
+ *                      process is closed and a new file (memfd) takes its
+ *                      number
+ *   ownfds             each of those numbers is still that file: the
+ *                      library closed or used none of them
  *   seccomp            socket(AF_ALG) fails with EPERM from now on
  *   logged TEXT N      N library log lines of the case (and of the
  *                      library's start) contain TEXT (where AF_ALG
@@ -91,6 +98,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -582,6 +590,71 @@ static int step_fds(struct run *r, const struct step *s)
 	return 0;
 }
 
+/* The application's files under the numbers of the module's sockets
+ * ("closefrom"), and what they are ("ownfds"). */
+static struct {
+	int fd;
+	dev_t dev;
+	ino_t ino;
+} app_files[64];
+static unsigned n_app_files;
+
+static bool is_afalg(int fd)
+{
+	int domain;
+	socklen_t len = sizeof(domain);
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
+	       getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 &&
+	       domain == AF_ALG;
+}
+
+static int step_closefrom(struct run *r, const struct step *s)
+{
+	struct stat st;
+	int fd, file;
+
+	n_app_files = 0;
+	if (r->who[0] == 0) /* not a forked child */
+		return 0;
+	for (fd = 3; fd < MAX_FD && n_app_files < 64; fd++) {
+		if (!is_afalg(fd))
+			continue;
+		file = memfd_create("application", MFD_CLOEXEC);
+		if (file < 0 || dup3(file, fd, O_CLOEXEC) < 0 ||
+		    fstat(fd, &st) < 0)
+			return fail(r, s, "memfd_create or dup3: %s",
+				    strerror(errno));
+		close(file);
+		app_files[n_app_files].fd = fd;
+		app_files[n_app_files].dev = st.st_dev;
+		app_files[n_app_files++].ino = st.st_ino;
+	}
+	return 0;
+}
+
+static int step_ownfds(struct run *r, const struct step *s)
+{
+	struct stat st;
+	unsigned i;
+	int fd;
+
+	for (i = 0; i < n_app_files; i++) {
+		fd = app_files[i].fd;
+		if (fstat(fd, &st) < 0)
+			return fail(r, s,
+				    "the application's file %d was closed", fd);
+		if (st.st_dev != app_files[i].dev ||
+		    st.st_ino != app_files[i].ino)
+			return fail(r, s,
+				    "the application's file %d was replaced%s",
+				    fd,
+				    is_afalg(fd) ? " by an AF_ALG socket" : "");
+	}
+	return 0;
+}
+
 /* The program run over exec (inherited.c), beside this one. */
 static char checker[4096];
 
@@ -942,14 +1015,24 @@ static int step_errstate(struct run *r, const struct step *s)
 }
 
 static const struct verb shared_verbs[] = {
-	{ "fault", step_fault },       { "nofault", step_nofault },
-	{ "clock", step_clock },       { "count", step_count },
-	{ "kernel", step_kernel },     { "nokernel", step_kernel },
-	{ "fork", step_fork },	       { "exec", step_exec },
-	{ "fds", step_fds },	       { "nofile", step_nofile },
-	{ "seccomp", step_seccomp },   { "logged", step_logged },
-	{ "errstate", step_errstate }, { "hold", step_hold },
-	{ "release", step_release },   { "reinit", step_reinit },
+	{ "fault", step_fault },
+	{ "nofault", step_nofault },
+	{ "clock", step_clock },
+	{ "count", step_count },
+	{ "kernel", step_kernel },
+	{ "nokernel", step_kernel },
+	{ "fork", step_fork },
+	{ "exec", step_exec },
+	{ "fds", step_fds },
+	{ "nofile", step_nofile },
+	{ "closefrom", step_closefrom },
+	{ "ownfds", step_ownfds },
+	{ "seccomp", step_seccomp },
+	{ "logged", step_logged },
+	{ "errstate", step_errstate },
+	{ "hold", step_hold },
+	{ "release", step_release },
+	{ "reinit", step_reinit },
 	{ "deinit", step_reinit },
 };
 

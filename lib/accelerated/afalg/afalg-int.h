@@ -225,8 +225,11 @@ void _afalg_kernel_atfork(void);
 int _afalg_kernel_open(struct afalg_alg *alg, const void *key, size_t key_size,
 		       int *op);
 int _afalg_kernel_clone(int fd, int *copy);
+int _afalg_kernel_copy(int fd, int *copy);
+unsigned long _afalg_kernel_id(int fd);
 int _afalg_kernel_probe(struct afalg_alg *alg);
 void _afalg_kernel_close(int *fd);
+void _afalg_kernel_drop(int *fd, unsigned forkid);
 
 int _afalg_kernel_cipher(int op, int enc, const void *iv, size_t iv_size,
 			 const void *in, void *out, size_t size);

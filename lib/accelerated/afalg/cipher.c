@@ -147,7 +147,7 @@ static int afalg_cipher_setkey(void *_ctx, const void *key, size_t key_size)
 
 	/* the kernel socket has the old key: the next kernel operation
 	 * opens one with the new key */
-	_afalg_kernel_close(&ctx->op);
+	_afalg_kernel_drop(&ctx->op, ctx->forkid);
 	gnutls_memset(ctx->key, 0, sizeof(ctx->key));
 	ctx->kernel_key = key_size == ctx->alg->key_size;
 	ctx->key_size = ctx->kernel_key ? key_size : 0;
@@ -207,7 +207,7 @@ static int kernel_op(struct afalg_cipher_ctx *ctx)
 	/* a child must not share its parent's socket: requests of the two
 	 * processes would interleave */
 	if (ctx->op >= 0 && _gnutls_detect_fork(ctx->forkid))
-		_afalg_kernel_close(&ctx->op);
+		_afalg_kernel_drop(&ctx->op, ctx->forkid);
 	if (ctx->op >= 0)
 		return 0;
 	ctx->forkid = _gnutls_get_forkid();
@@ -257,7 +257,7 @@ static size_t kernel_crypt(struct afalg_cipher_ctx *ctx, int enc,
 			memcpy(next_iv, in + done + len - n, n);
 		if (_afalg_kernel_cipher(ctx->op, enc, ctx->iv, n, in + done,
 					 out + done, len) < 0) {
-			_afalg_kernel_close(&ctx->op);
+			_afalg_kernel_drop(&ctx->op, ctx->forkid);
 			break;
 		}
 		if (chain) {
@@ -464,7 +464,7 @@ static int aead_kernel(struct afalg_cipher_ctx *ctx, int enc, const void *nonce,
 				 in_size, out, out_size);
 	/* after a tag failure the socket is ready for the next request */
 	if (ret < 0 && ret != GNUTLS_E_DECRYPTION_FAILED)
-		_afalg_kernel_close(&ctx->op);
+		_afalg_kernel_drop(&ctx->op, ctx->forkid);
 	return ret;
 }
 
@@ -541,7 +541,7 @@ static int afalg_aead_decrypt(void *_ctx, const void *nonce, size_t nonce_size,
 					  plain, plain_size);
 	if (kernel_rejected && ret == 0) {
 		_afalg_kernel_failed("tag check of a valid message", EBADMSG);
-		_afalg_kernel_close(&ctx->op);
+		_afalg_kernel_drop(&ctx->op, ctx->forkid);
 	}
 	_afalg_count(ctx->alg, kernel_rejected && ret < 0);
 	if (ret < 0)
@@ -553,7 +553,7 @@ static void afalg_cipher_deinit(void *_ctx)
 {
 	struct afalg_cipher_ctx *ctx = _ctx;
 
-	_afalg_kernel_close(&ctx->op);
+	_afalg_kernel_drop(&ctx->op, ctx->forkid);
 	ctx->soft_ops->deinit(ctx->soft);
 	gnutls_memset(ctx, 0, sizeof(*ctx));
 	gnutls_free(ctx);

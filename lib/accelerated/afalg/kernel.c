@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -182,6 +183,17 @@ static bool fd_reserve(void)
 	if (ret == 0)
 		ret = fd_take(fd_limit());
 	return ret > 0;
+}
+
+/* A descriptor over the cap: a copy of a kernel message, which has no
+ * other home (software does not have the message). */
+static bool fd_reserve_over_cap(void)
+{
+	if (gnutls_static_mutex_lock(&fd_lock) < 0)
+		return false;
+	fd_count++;
+	gnutls_static_mutex_unlock(&fd_lock);
+	return true;
 }
 
 static void fd_release(void)
@@ -382,6 +394,23 @@ void _afalg_kernel_close(int *fd)
 	*fd = -1;
 }
 
+/* A context's socket, opened in the process forkid tells: closed if
+ * that is this one; in a child, forgotten instead.  The child may have
+ * closed what it inherited and opened files of its own under the same
+ * numbers; the socket, if still there, stays unused until the child
+ * exits or executes a program (it is close-on-exec). */
+void _afalg_kernel_drop(int *fd, unsigned forkid)
+{
+	if (*fd < 0)
+		return;
+	if (_gnutls_detect_fork(forkid)) {
+		fd_release();
+		*fd = -1;
+		return;
+	}
+	_afalg_kernel_close(fd);
+}
+
 /* A socket bound to the algorithm.  An unknown algorithm (ENOENT) is
  * remembered, and not counted as a failure. */
 static int bind_alg(struct afalg_alg *alg, int *tfm)
@@ -426,11 +455,11 @@ static int bind_alg(struct afalg_alg *alg, int *tfm)
 	return 0;
 }
 
-static int accept_op(int from, int *op)
+static int accept_op(int from, int *op, bool over_cap)
 {
 	int err;
 
-	if (!fd_reserve())
+	if (!(over_cap ? fd_reserve_over_cap() : fd_reserve()))
 		return gnutls_assert_val(GNUTLS_E_MEMORY_ERROR);
 	*op = sys_accept(from);
 	if (*op < 0) {
@@ -442,9 +471,9 @@ static int accept_op(int from, int *op)
 }
 
 /* Digests: one unkeyed transformation socket per algorithm, shared by
- * all contexts and, after fork(), by parent and child (accept() on it
- * only reads).  Idle operation sockets of one-shot calls are kept in a
- * small pool per algorithm; a child does not use its parent's.
+ * all contexts.  Idle operation sockets of one-shot calls are kept in a
+ * small pool per algorithm.  A child closes its parent's at the fork
+ * (child_after_fork()) and opens its own.
  *
  * No system call is made with digest_lock held: every fork() waits for
  * it (_afalg_kernel_atfork()), and other threads for each other.
@@ -490,6 +519,36 @@ static void locks_release(void)
 	gnutls_static_mutex_unlock(&digest_lock);
 }
 
+static void close_held(int fd)
+{
+	close(fd);
+	fd_count--;
+}
+
+/* In the child, with both locks held: the digests' sockets are the
+ * parent's, and are closed now, while their numbers are certainly the
+ * module's (once fork() returns, the child may close what it inherited
+ * and open files of its own under them).  A transformation socket
+ * another thread had on loan is closed too: no thread here has it. */
+static void child_after_fork(void)
+{
+	struct digest_slot *slot;
+	unsigned i;
+
+	for (i = 0; i < AFALG_MAX_ALGS; i++) {
+		slot = &digest_slots[i];
+		if (!slot->ready)
+			continue;
+		while (slot->pooled > 0)
+			close_held(slot->pool[--slot->pooled]);
+		if (slot->tfm >= 0)
+			close_held(slot->tfm);
+		slot->tfm = -1;
+		slot->lent = false;
+	}
+	locks_release();
+}
+
 /* Once per process (glibc forgets the handlers of a library that is
  * unloaded). */
 void _afalg_kernel_atfork(void)
@@ -497,7 +556,7 @@ void _afalg_kernel_atfork(void)
 	static bool done;
 
 	if (!done &&
-	    pthread_atfork(locks_take, locks_release, locks_release) == 0)
+	    pthread_atfork(locks_take, locks_release, child_after_fork) == 0)
 		done = true;
 }
 
@@ -533,16 +592,12 @@ static unsigned pool_take(struct digest_slot *slot, int *out)
 	return n;
 }
 
-/* After fork(), the slot's idle sockets (moved to out) are the
- * parent's, and no thread here has its transformation socket on loan;
- * the slot is locked.  The count moved. */
-static unsigned slot_renew(struct digest_slot *slot, int *out)
+/* After fork(), the slot is this process's: child_after_fork() closed
+ * the parent's sockets; the slot is locked. */
+static void slot_renew(struct digest_slot *slot)
 {
-	if (!_gnutls_detect_fork(slot->forkid))
-		return 0;
-	slot->lent = false;
-	slot->forkid = _gnutls_get_forkid();
-	return pool_take(slot, out);
+	if (_gnutls_detect_fork(slot->forkid))
+		slot->forkid = _gnutls_get_forkid();
 }
 
 static void close_all(int *fds, unsigned n)
@@ -595,13 +650,12 @@ static void slot_return_tfm(const struct afalg_alg *alg, int *tfm, bool keep)
 static int pool_get(struct afalg_alg *alg, bool reuse, int *op)
 {
 	struct digest_slot *slot = lock_slot(alg, true);
-	int stale[POOL_SIZE], tfm = -1, ret;
-	unsigned n_stale;
+	int tfm = -1, ret;
 
 	*op = -1;
 	if (slot == NULL)
 		return gnutls_assert_val(GNUTLS_E_LOCKING_ERROR);
-	n_stale = slot_renew(slot, stale);
+	slot_renew(slot);
 	if (reuse && slot->pooled > 0) {
 		*op = slot->pool[--slot->pooled];
 	} else if (!slot->lent) {
@@ -609,7 +663,6 @@ static int pool_get(struct afalg_alg *alg, bool reuse, int *op)
 		slot->lent = tfm >= 0;
 	}
 	gnutls_static_mutex_unlock(&digest_lock);
-	close_all(stale, n_stale);
 	if (*op >= 0)
 		return 0;
 
@@ -620,7 +673,7 @@ static int pool_get(struct afalg_alg *alg, bool reuse, int *op)
 			slot_adopt_tfm(alg, tfm);
 	}
 	if (ret == 0)
-		ret = accept_op(tfm, op);
+		ret = accept_op(tfm, op, false);
 	if (tfm >= 0) /* on failure, bind again next time */
 		slot_return_tfm(alg, &tfm, ret == 0);
 	return ret;
@@ -670,7 +723,7 @@ int _afalg_kernel_open(struct afalg_alg *alg, const void *key, size_t key_size,
 		ret = sys_error("setting the tag size", err);
 		goto out;
 	}
-	ret = accept_op(tfm, op);
+	ret = accept_op(tfm, op, false);
 out:
 	_afalg_kernel_close(&tfm);
 	return ret;
@@ -691,7 +744,26 @@ int _afalg_kernel_probe(struct afalg_alg *alg)
 /* accept() on an operation socket clones its state (a hash message). */
 int _afalg_kernel_clone(int fd, int *copy)
 {
-	return accept_op(fd, copy);
+	return accept_op(fd, copy, false);
+}
+
+/* A clone for a copy of a context (gnutls_hash_copy()): the module's
+ * cap keeps descriptors for the application, but a copy refused fails
+ * the caller. */
+int _afalg_kernel_copy(int fd, int *copy)
+{
+	return accept_op(fd, copy, true);
+}
+
+/* What tells one of the module's sockets from a file opened later under
+ * its number: its inode. */
+unsigned long _afalg_kernel_id(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode))
+		return 0;
+	return st.st_ino;
 }
 
 /* Control messages of a cipher or AEAD request. */
@@ -941,8 +1013,8 @@ void _afalg_kernel_deinit(void)
 
 		if (slot == NULL)
 			continue;
-		n = slot_renew(slot, fds);
-		n += pool_take(slot, fds + n);
+		slot_renew(slot);
+		n = pool_take(slot, fds);
 		if (!slot->lent) /* else its thread closes it */
 			fds[n++] = slot->tfm;
 		slot->tfm = -1;

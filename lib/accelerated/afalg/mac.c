@@ -76,6 +76,8 @@ struct afalg_hash_ctx {
 	int op; /* kernel operation socket, or -1 */
 	int ckpt; /* checkpoint of the message, or -1 */
 	unsigned forkid; /* process that opened op */
+	unsigned ckpt_forkid; /* process that took ckpt, */
+	unsigned long ckpt_id; /* and its identity (_afalg_kernel_id()) */
 	uint8_t *key; /* MAC key */
 	size_t key_size;
 };
@@ -217,8 +219,7 @@ static void msg_start(struct afalg_hash_ctx *ctx)
 {
 	size_t t = msg_threshold(ctx);
 
-	if (ctx->ckpt >= 0)
-		_afalg_kernel_close(&ctx->ckpt);
+	_afalg_kernel_drop(&ctx->ckpt, ctx->ckpt_forkid);
 	if (ctx->len > 0)
 		buf_clear(ctx);
 	if (ctx->hold && t <= AFALG_HASH_REPLAY &&
@@ -251,8 +252,8 @@ static int to_soft(struct afalg_hash_ctx *ctx)
 {
 	int ret;
 
-	_afalg_kernel_close(&ctx->op);
-	_afalg_kernel_close(&ctx->ckpt);
+	_afalg_kernel_drop(&ctx->op, ctx->forkid);
+	_afalg_kernel_drop(&ctx->ckpt, ctx->ckpt_forkid);
 	ret = soft_ready(ctx);
 	if (ret == 0)
 		ret = soft_hash(ctx, ctx->buf, ctx->len);
@@ -264,12 +265,36 @@ static int to_soft(struct afalg_hash_ctx *ctx)
 
 static void lost(struct afalg_hash_ctx *ctx)
 {
-	_afalg_kernel_close(&ctx->op);
-	_afalg_kernel_close(&ctx->ckpt);
+	_afalg_kernel_drop(&ctx->op, ctx->forkid);
+	_afalg_kernel_drop(&ctx->ckpt, ctx->ckpt_forkid);
 	buf_clear(ctx);
 	ctx->state = MSG_LOST;
 	_gnutls_debug_log("afalg: %s: a kernel failure lost a message\n",
 			  _afalg_label(ctx->alg));
+}
+
+/* The checkpoint the message goes on from: taken in this process, or
+ * the parent's if it is still the same socket.  A child may have closed
+ * what it inherited and opened a file of its own under its number: the
+ * checkpoint is then gone, and the message with it (the bytes held are
+ * only those after it). */
+static bool ckpt_ours(struct afalg_hash_ctx *ctx)
+{
+	if (!_gnutls_detect_fork(ctx->ckpt_forkid))
+		return true;
+	if (_afalg_kernel_id(ctx->ckpt) == ctx->ckpt_id) {
+		ctx->ckpt_forkid = _gnutls_get_forkid();
+		return true;
+	}
+	lost(ctx);
+	return false;
+}
+
+static void set_ckpt(struct afalg_hash_ctx *ctx, int ckpt)
+{
+	ctx->ckpt = ckpt;
+	ctx->ckpt_forkid = _gnutls_get_forkid();
+	ctx->ckpt_id = _afalg_kernel_id(ckpt);
 }
 
 /* The kernel socket of the message failed, or belongs to the parent
@@ -280,15 +305,17 @@ static int recover(struct afalg_hash_ctx *ctx)
 {
 	int ret;
 
-	_afalg_kernel_close(&ctx->op);
+	_afalg_kernel_drop(&ctx->op, ctx->forkid);
 	if (ctx->ckpt < 0)
 		return to_soft(ctx);
+	if (!ckpt_ours(ctx))
+		return gnutls_assert_val(GNUTLS_E_HASH_FAILED);
 	ctx->forkid = _gnutls_get_forkid();
 	ret = _afalg_kernel_clone(ctx->ckpt, &ctx->op);
 	if (ret == 0)
 		ret = _afalg_kernel_hash(ctx->op, ctx->buf, ctx->len);
 	if (ret < 0)
-		_afalg_kernel_close(&ctx->op);
+		_afalg_kernel_drop(&ctx->op, ctx->forkid);
 	return ret;
 }
 
@@ -309,7 +336,7 @@ static int commit(struct afalg_hash_ctx *ctx)
 	if (!_afalg_kernel_usable(ctx->alg))
 		return GNUTLS_E_INTERNAL_ERROR;
 	if (ctx->op >= 0 && _gnutls_detect_fork(ctx->forkid))
-		_afalg_kernel_close(&ctx->op);
+		_afalg_kernel_drop(&ctx->op, ctx->forkid);
 	if (ctx->op < 0) {
 		ctx->forkid = _gnutls_get_forkid();
 		ret = _afalg_kernel_open(ctx->alg, ctx->key, ctx->key_size,
@@ -319,7 +346,7 @@ static int commit(struct afalg_hash_ctx *ctx)
 	}
 	ret = _afalg_kernel_hash(ctx->op, ctx->buf, ctx->len);
 	if (ret < 0) {
-		_afalg_kernel_close(&ctx->op);
+		_afalg_kernel_drop(&ctx->op, ctx->forkid);
 		return ret;
 	}
 	ctx->state = MSG_KERNEL;
@@ -337,8 +364,8 @@ static int checkpoint(struct afalg_hash_ctx *ctx)
 	ret = _afalg_kernel_clone(ctx->op, &ckpt);
 	if (ret < 0)
 		return ret;
-	_afalg_kernel_close(&ctx->ckpt);
-	ctx->ckpt = ckpt;
+	_afalg_kernel_drop(&ctx->ckpt, ctx->ckpt_forkid);
+	set_ckpt(ctx, ckpt);
 	buf_clear(ctx);
 	return 0;
 }
@@ -514,7 +541,7 @@ static int discard(struct afalg_hash_ctx *ctx)
 	int ret = 0;
 
 	if (ctx->state == MSG_KERNEL || ctx->state == MSG_LOST)
-		_afalg_kernel_close(&ctx->op);
+		_afalg_kernel_drop(&ctx->op, ctx->forkid);
 	else if (ctx->state == MSG_SOFT && ctx->soft_used) {
 		ret = soft_output(ctx, tmp);
 		gnutls_memset(tmp, 0, sizeof(tmp));
@@ -638,7 +665,7 @@ static int afalg_mac_setkey(void *_ctx, const void *key, size_t key_size)
 	}
 	ctx->key = copy;
 	ctx->key_size = key_size;
-	_afalg_kernel_close(&ctx->op);
+	_afalg_kernel_drop(&ctx->op, ctx->forkid);
 	msg_start(ctx);
 	return 0;
 }
@@ -656,8 +683,8 @@ static void afalg_hash_deinit(void *_ctx)
 {
 	struct afalg_hash_ctx *ctx = _ctx;
 
-	_afalg_kernel_close(&ctx->op);
-	_afalg_kernel_close(&ctx->ckpt);
+	_afalg_kernel_drop(&ctx->op, ctx->forkid);
+	_afalg_kernel_drop(&ctx->ckpt, ctx->ckpt_forkid);
 	soft_free(ctx, &ctx->soft);
 	if (ctx->buf != NULL) {
 		gnutls_memset(ctx->buf, 0, ctx->cap);
@@ -668,6 +695,36 @@ static void afalg_hash_deinit(void *_ctx)
 		gnutls_free(ctx->key);
 	}
 	gnutls_free(ctx);
+}
+
+/* The copy's checkpoint, then its socket: a clone of the original's,
+ * or (without one) recovered from the checkpoint, or software from the
+ * whole message; a failure is tried again.  Its descriptors may go over
+ * the module's cap: software has no copy to give. */
+static int copy_kernel(struct afalg_hash_ctx *dst, struct afalg_hash_ctx *src)
+{
+	unsigned tries;
+	int ckpt, ret = 0;
+
+	if (src->ckpt >= 0 && !ckpt_ours(src))
+		return gnutls_assert_val(GNUTLS_E_HASH_FAILED);
+	for (tries = 0; tries <= RECOVERIES; tries++) {
+		if (src->ckpt >= 0 && dst->ckpt < 0) {
+			ret = _afalg_kernel_copy(src->ckpt, &ckpt);
+			if (ret < 0)
+				continue;
+			set_ckpt(dst, ckpt);
+		}
+		dst->forkid = _gnutls_get_forkid();
+		ret = src->op < 0 ? GNUTLS_E_INTERNAL_ERROR :
+				    _afalg_kernel_copy(src->op, &dst->op);
+		if (ret == 0)
+			return 0;
+		ret = recover(dst);
+		if (ret == 0 || dst->state == MSG_LOST)
+			return ret;
+	}
+	return ret;
 }
 
 /* A kernel message is cloned by the kernel (checkpoint included), a
@@ -694,18 +751,7 @@ static int copy_state(struct afalg_hash_ctx *dst, struct afalg_hash_ctx *src)
 	case MSG_HOLD:
 		return 0;
 	case MSG_KERNEL:
-		/* the copy's checkpoint, then its socket: a clone of the
-		 * original's, or (without one) recovered from the
-		 * checkpoint, or software from the whole message */
-		dst->forkid = _gnutls_get_forkid();
-		if (src->ckpt >= 0) {
-			ret = _afalg_kernel_clone(src->ckpt, &dst->ckpt);
-			if (ret < 0)
-				return ret;
-		}
-		ret = src->op < 0 ? GNUTLS_E_INTERNAL_ERROR :
-				    _afalg_kernel_clone(src->op, &dst->op);
-		return ret == 0 ? 0 : recover(dst);
+		return copy_kernel(dst, src);
 	case MSG_LOST:
 		break;
 	}
