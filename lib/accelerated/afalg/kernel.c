@@ -550,14 +550,21 @@ static void child_after_fork(void)
 }
 
 /* Once per process (glibc forgets the handlers of a library that is
- * unloaded). */
+ * unloaded).  Without them a child would use its parent's pooled
+ * sockets: the kernel path is off. */
 void _afalg_kernel_atfork(void)
 {
 	static bool done;
 
-	if (!done &&
-	    pthread_atfork(locks_take, locks_release, child_after_fork) == 0)
+	if (done)
+		return;
+	if (pthread_atfork(locks_take, locks_release, child_after_fork) == 0) {
 		done = true;
+		return;
+	}
+	__atomic_store_n(&kernel_off, true, __ATOMIC_RELAXED);
+	_gnutls_debug_log("afalg: pthread_atfork() failed: kernel path off "
+			  "for this process\n");
 }
 
 /* The algorithm's slot with digest_lock held, set up first if setup;
@@ -756,7 +763,7 @@ int _afalg_kernel_copy(int fd, int *copy)
 }
 
 /* What tells one of the module's sockets from a file opened later under
- * its number: its inode. */
+ * its number: its inode (0: unknown, matches nothing). */
 unsigned long _afalg_kernel_id(int fd)
 {
 	struct stat st;

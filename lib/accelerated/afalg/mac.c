@@ -282,7 +282,7 @@ static bool ckpt_ours(struct afalg_hash_ctx *ctx)
 {
 	if (!_gnutls_detect_fork(ctx->ckpt_forkid))
 		return true;
-	if (_afalg_kernel_id(ctx->ckpt) == ctx->ckpt_id) {
+	if (ctx->ckpt_id != 0 && _afalg_kernel_id(ctx->ckpt) == ctx->ckpt_id) {
 		ctx->ckpt_forkid = _gnutls_get_forkid();
 		return true;
 	}
