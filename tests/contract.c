@@ -552,22 +552,24 @@ static void note_preexisting(void)
 		preexisting[fd] = fcntl(fd, F_GETFD) >= 0;
 }
 
+static bool is_afalg(int fd)
+{
+	int domain;
+	socklen_t len = sizeof(domain);
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
+	       getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 &&
+	       domain == AF_ALG;
+}
+
 /* AF_ALG sockets of this process, but for those open at the start. */
 static int count_fds(void)
 {
-	int fd, n = 0, domain;
-	socklen_t len;
-	struct stat st;
+	int fd, n = 0;
 
-	for (fd = 3; fd < MAX_FD; fd++) {
-		if (preexisting[fd] || fstat(fd, &st) < 0 ||
-		    !S_ISSOCK(st.st_mode))
-			continue;
-		len = sizeof(domain);
-		if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 &&
-		    domain == AF_ALG)
-			n++;
-	}
+	for (fd = 3; fd < MAX_FD; fd++)
+		n += !preexisting[fd] && is_afalg(fd);
 	return n;
 }
 
@@ -598,17 +600,6 @@ static struct {
 	ino_t ino;
 } app_files[64];
 static unsigned n_app_files;
-
-static bool is_afalg(int fd)
-{
-	int domain;
-	socklen_t len = sizeof(domain);
-	struct stat st;
-
-	return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
-	       getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 &&
-	       domain == AF_ALG;
-}
 
 static int step_closefrom(struct run *r, const struct step *s)
 {
