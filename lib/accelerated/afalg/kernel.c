@@ -496,7 +496,6 @@ struct digest_slot {
 	int tfm;
 	int pool[POOL_SIZE];
 	unsigned pooled;
-	unsigned forkid;
 };
 
 static struct digest_slot digest_slots[AFALG_MAX_ALGS];
@@ -579,7 +578,6 @@ static struct digest_slot *lock_slot(const struct afalg_alg *alg, bool setup)
 		slot->tfm = -1;
 		slot->lent = false;
 		slot->pooled = 0;
-		slot->forkid = _gnutls_get_forkid();
 		slot->ready = true;
 	}
 	if (slot->ready)
@@ -597,14 +595,6 @@ static unsigned pool_take(struct digest_slot *slot, int *out)
 	memcpy(out, slot->pool, n * sizeof(*out));
 	slot->pooled = 0;
 	return n;
-}
-
-/* After fork(), the slot is this process's: child_after_fork() closed
- * the parent's sockets; the slot is locked. */
-static void slot_renew(struct digest_slot *slot)
-{
-	if (_gnutls_detect_fork(slot->forkid))
-		slot->forkid = _gnutls_get_forkid();
 }
 
 static void close_all(int *fds, unsigned n)
@@ -662,7 +652,6 @@ static int pool_get(struct afalg_alg *alg, bool reuse, int *op)
 	*op = -1;
 	if (slot == NULL)
 		return gnutls_assert_val(GNUTLS_E_LOCKING_ERROR);
-	slot_renew(slot);
 	if (reuse && slot->pooled > 0) {
 		*op = slot->pool[--slot->pooled];
 	} else if (!slot->lent) {
@@ -696,7 +685,7 @@ static void pool_put(struct afalg_alg *alg, int *op)
 		_afalg_kernel_close(op);
 		return;
 	}
-	if (slot->pooled < POOL_SIZE && !_gnutls_detect_fork(slot->forkid)) {
+	if (slot->pooled < POOL_SIZE) {
 		slot->pool[slot->pooled++] = *op;
 		*op = -1;
 	}
@@ -1020,7 +1009,6 @@ void _afalg_kernel_deinit(void)
 
 		if (slot == NULL)
 			continue;
-		slot_renew(slot);
 		n = pool_take(slot, fds);
 		if (!slot->lent) /* else its thread closes it */
 			fds[n++] = slot->tfm;
