@@ -8,11 +8,15 @@
  *                          nonce is read from where the output goes
  *   sealv LEN [aad=N] [pieces=N]   gnutls_aead_cipher_encryptv()
  *   sealv2 LEN [aad=N]     gnutls_aead_cipher_encryptv2(), in place
- *   open [inplace] [offset=K] [nonceout]
- *                          decrypts the last sealed message
+ *   open [inplace] [offset=K] [nonceout] [short] [null]
+ *                          decrypts the last sealed message (short: into
+ *                          a byte too little room, refused with the
+ *                          message left as it was; null: a message
+ *                          without text into a NULL output)
  *   openv2                 gnutls_aead_cipher_decryptv2() of it
- *   forge                  decrypts it with a bit flipped: a tag failure,
- *                          and (module active) no plaintext left
+ *   forge [room=N] [null]  decrypts it with a bit flipped: a tag failure,
+ *                          (module active) no plaintext left, and the N
+ *                          bytes of room after the text untouched
  *   cinit [noiv]           gnutls_cipher_init() on the AEAD algorithm
  *   civ / cauth N / cenc N / ctag     the incremental calls on it
  *
@@ -255,6 +259,7 @@ static int step_open(struct run *r, const struct step *s)
 	size_t off = flag_num(s, "offset", 0), sealed = m->len + tag_size(r);
 	size_t out_len = m->len;
 	uint8_t *buf, *in, *out;
+	bool inplace = has_flag(s, "inplace");
 	int ret;
 
 	if (m->msg == NULL)
@@ -262,15 +267,21 @@ static int step_open(struct run *r, const struct step *s)
 	buf = xmalloc(sealed + off + 16);
 	out = buf + off;
 	in = m->sealed;
-	if (has_flag(s, "inplace")) {
+	if (inplace) {
 		memcpy(out, m->sealed, sealed);
 		in = out;
 	}
-	ret = gnutls_aead_cipher_decrypt(x->h, nonce_at(s, m, out),
-					 m->nonce_len, m->aad, m->aad_len,
-					 tag_size(r), in, sealed, out,
-					 &out_len);
+	if (has_flag(s, "short") && out_len > 0)
+		out_len--;
+	ret = gnutls_aead_cipher_decrypt(
+		x->h, nonce_at(s, m, out), m->nonce_len, m->aad, m->aad_len,
+		tag_size(r), in, sealed,
+		has_flag(s, "null") && m->len == 0 ? NULL : out, &out_len);
 	ret = check_ret(r, s, ret);
+	if (ret > 0 && inplace &&
+	    compare(r, s, "the message after a refused decryption", in,
+		    m->sealed, sealed) < 0)
+		ret = -1;
 	if (ret == 0 && out_len != m->len)
 		ret = fail(r, s, "%zu bytes out, expected %zu", out_len,
 			   m->len);
@@ -312,21 +323,23 @@ static int step_forge(struct run *r, const struct step *s)
 {
 	struct aead *x = r->fam;
 	struct message *m = &x->last;
-	size_t sealed = m->len + tag_size(r), out_len = m->len, i, bit;
+	size_t sealed = m->len + tag_size(r), i, bit;
+	size_t room = flag_num(s, "room", 0), out_len = m->len + room;
 	uint8_t *forged, *out;
 	int ret;
 
 	if (m->msg == NULL)
 		return fail(r, s, "nothing sealed yet");
 	forged = xmalloc(sealed);
-	out = xmalloc(m->len);
+	out = xmalloc(out_len);
 	memcpy(forged, m->sealed, sealed);
 	bit = rng_below(&r->rng, sealed * 8);
 	forged[bit / 8] ^= 1 << (bit % 8);
-	memset(out, 0xaa, m->len);
-	ret = gnutls_aead_cipher_decrypt(x->h, m->nonce, m->nonce_len, m->aad,
-					 m->aad_len, tag_size(r), forged,
-					 sealed, out, &out_len);
+	memset(out, 0xaa, out_len);
+	ret = gnutls_aead_cipher_decrypt(
+		x->h, m->nonce, m->nonce_len, m->aad, m->aad_len, tag_size(r),
+		forged, sealed,
+		has_flag(s, "null") && out_len == 0 ? NULL : out, &out_len);
 	if (ret != GNUTLS_E_DECRYPTION_FAILED)
 		ret = fail(r, s, "a forged message gave %s",
 			   ret < 0 ? gnutls_strerror_name(ret) : "plaintext");
@@ -335,6 +348,12 @@ static int step_forge(struct run *r, const struct step *s)
 	for (i = 0; ret == 0 && r->kernel && i < m->len; i++)
 		if (out[i] != 0 && out[i] != 0xaa)
 			ret = fail(r, s, "plaintext left after a tag failure");
+	for (i = m->len; ret == 0 && i < m->len + room; i++)
+		if (out[i] != 0xaa)
+			ret = fail(r, s,
+				   "byte %zu of the room after the text "
+				   "changed by a tag failure",
+				   i - m->len);
 	free(forged);
 	free(out);
 	return ret;

@@ -6,8 +6,9 @@
  *   setiv [LEN]             gnutls_cipher_set_iv() with a new IV (of LEN
  *                           bytes; one of other than a block is refused,
  *                           and the IV or chaining value stays)
- *   encrypt LEN [inplace] [offset=K]   gnutls_cipher_encrypt2()
- *   decrypt LEN [inplace] [offset=K]   gnutls_cipher_decrypt2()
+ *   encrypt LEN [inplace] [offset=K] [short]   gnutls_cipher_encrypt2()
+ *   decrypt LEN [inplace] [offset=K] [short]   gnutls_cipher_decrypt2()
+ *                           (short: into a byte too little room)
  *
  * CBC chains from call to call (encryption and decryption each on their
  * own); XTS takes every call as one data unit.
@@ -102,6 +103,7 @@ static int step_crypt(struct run *r, const struct step *s)
 	size_t len = arg_num(s, 0, 64), off = flag_num(s, "offset", 0);
 	uint8_t *msg = xmalloc(len), *want = xmalloc(len);
 	uint8_t *buf = xmalloc(len + off + 16), *in = msg, *out = buf + off;
+	size_t room = has_flag(s, "short") && len > 0 ? len - 1 : len;
 	uint8_t iv[REF_BLOCK];
 	int ret;
 
@@ -111,9 +113,9 @@ static int step_crypt(struct run *r, const struct step *s)
 		in = out;
 	}
 	if (enc)
-		ret = gnutls_cipher_encrypt2(x->h, in, len, out, len);
+		ret = gnutls_cipher_encrypt2(x->h, in, len, out, room);
 	else
-		ret = gnutls_cipher_decrypt2(x->h, in, len, out, len);
+		ret = gnutls_cipher_decrypt2(x->h, in, len, out, room);
 	ret = check_ret(r, s, ret);
 	if (ret == 0) {
 		/* XTS does not chain: the model's IV stays */

@@ -339,7 +339,7 @@ static int cipher_route(struct afalg_cipher_ctx *ctx, int enc, const void *in,
 	if (below_threshold(alg, enc, in_size))
 		return soft_crypt(ctx, enc, in, in_size, out, out_size);
 
-	if (out_size >= in_size && cipher_in_kernel(ctx, enc, in_size)) {
+	if (cipher_in_kernel(ctx, enc, in_size)) {
 		done = kernel_crypt(ctx, enc, in, out, in_size);
 		if (done == in_size) {
 			_afalg_count(alg, true);
@@ -356,6 +356,9 @@ static inline int cipher_crypt(struct afalg_cipher_ctx *ctx, int enc,
 			       const void *in, size_t in_size, void *out,
 			       size_t out_size)
 {
+	/* in the x86 code's order; Nettle would write past out */
+	if (unlikely(out_size < in_size))
+		return gnutls_assert_val(GNUTLS_E_SHORT_MEMORY_BUFFER);
 	if (unlikely(!cipher_size_ok(ctx->alg, in_size)))
 		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
 	if (unlikely(!soft_direct(ctx, enc, in_size)))
@@ -508,8 +511,10 @@ static int afalg_aead_encrypt(void *_ctx, const void *nonce, size_t nonce_size,
 
 /* Software has the last word on anything the kernel did not decrypt,
  * a tag failure included: a forged message fails in both, and a kernel
- * that rejects a valid one is a kernel failure, not the peer's.  A
- * failed decryption leaves no plaintext behind. */
+ * that rejects a valid one is a kernel failure, not the peer's.  A tag
+ * failure leaves no plaintext behind (software decrypts before it checks
+ * the tag); a refused call changes nothing, and plain past the text is
+ * the caller's. */
 static int afalg_aead_decrypt(void *_ctx, const void *nonce, size_t nonce_size,
 			      const void *auth, size_t auth_size,
 			      size_t tag_size, const void *encr,
@@ -544,8 +549,9 @@ static int afalg_aead_decrypt(void *_ctx, const void *nonce, size_t nonce_size,
 		_afalg_kernel_drop(&ctx->op, ctx->forkid);
 	}
 	_afalg_count(ctx->alg, kernel_rejected && ret < 0);
-	if (ret < 0)
-		gnutls_memset(plain, 0, plain_size);
+	if (ret == GNUTLS_E_DECRYPTION_FAILED && text_size > 0 &&
+	    plain_size >= text_size)
+		gnutls_memset(plain, 0, text_size);
 	return ret;
 }
 

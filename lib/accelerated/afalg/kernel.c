@@ -899,12 +899,13 @@ int _afalg_kernel_aead(int op, int enc, const void *iv, size_t iv_size,
 	request_init(&r, enc, iv, iv_size, true, auth_size);
 	ret = transact(op, &r, src, 2, auth_size + in_size, dst, 2,
 		       auth_size + out_size);
+	/* (out may be NULL for a message without text) */
 	if (buf != NULL) {
-		if (ret == 0)
+		if (ret == 0 && out_size > 0)
 			memcpy(out, buf + auth_size, out_size);
 		gnutls_memset(buf, 0, buf_size);
 		gnutls_free(buf);
-	} else if (ret < 0) {
+	} else if (ret < 0 && out_size > 0) {
 		gnutls_memset(out, 0, out_size);
 	}
 	return ret;
