@@ -74,6 +74,9 @@
  *   deinit             gnutls_global_deinit() (last step): the case's
  *                      contexts are freed after it, and the library
  *                      initialised again after them
+ *   setenv NAME=VALUE...   the environment set under the running
+ *                      library (an empty VALUE unsets NAME), as a daemon
+ *                      that clears its own
  *
  * Environment: GNUTLS_AFALG (kernel: the kernel suite) decides whether
  * kernel checks apply; AFALG_TEST_SEED seeds the data.
@@ -969,20 +972,37 @@ static int step_fork(struct run *r, const struct step *s)
  * real one. */
 static bool library_down;
 
-/* "reinit" or "deinit" */
-static int step_reinit(struct run *r, const struct step *s)
+/* NAME=VALUE arguments into the environment; an empty VALUE unsets
+ * NAME. */
+static void set_env_args(const struct step *s)
 {
-	bool up = s->verb[0] == 'r';
 	unsigned k;
 
-	gnutls_global_deinit();
-	library_down = !up;
 	for (k = 0; k < s->nargs; k++) {
 		if (s->args[k].value[0] == 0)
 			unsetenv(s->args[k].name);
 		else
 			setenv(s->args[k].name, s->args[k].value, 1);
 	}
+}
+
+/* The environment changed under the library, as a daemon that clears
+ * its own does. */
+static int step_setenv(struct run *r, const struct step *s)
+{
+	(void)r;
+	set_env_args(s);
+	return 0;
+}
+
+/* "reinit" or "deinit" */
+static int step_reinit(struct run *r, const struct step *s)
+{
+	bool up = s->verb[0] == 'r';
+
+	gnutls_global_deinit();
+	library_down = !up;
+	set_env_args(s);
 	if (up && gnutls_global_init() < 0)
 		return fail(r, s, "gnutls_global_init() failed");
 	return 0;
@@ -1025,6 +1045,7 @@ static const struct verb shared_verbs[] = {
 	{ "release", step_release },
 	{ "reinit", step_reinit },
 	{ "deinit", step_reinit },
+	{ "setenv", step_setenv },
 };
 
 /* Runs the step by its verb in verbs[n]: 0 done, 1 not one of them, -1

@@ -320,6 +320,13 @@ check_parse() {
 	parsed taken "well formed" < <(rows "SHA256 sha256-generic 0 4096" "$gcm")
 	parsed taken "with tabs and runs of spaces" < <(rows "AES-128-GCM	  gcm-generic  never	never  ")
 	parsed taken "with a row for an algorithm it does not know" < <(rows "NEWER-ALG x 1 2" "$gcm")
+	[ "$(logged 'ignoring the row of NEWER-ALG: no such algorithm')" = 1 ] ||
+		fail "a row of an unknown algorithm was passed over without a word"
+	parsed taken "with a second row for an algorithm" < <(rows "$gcm" "AES-128-GCM gcm-generic 0 0")
+	if [ "$(logged 'ignoring a second row of AES-128-GCM')" != 1 ] ||
+		! about AES-128-GCM | grep -q "encrypt never, decrypt never"; then
+		fail "a second row: $(about AES-128-GCM) $(grep -m 1 'second row' "$tmp/log")"
+	fi
 	parsed taken "with a driver of 127 bytes" < <(rows "AES-128-GCM $long never never")
 	parsed ignored "garbage" < <(printf 'garbage\n')
 	parsed ignored "cut short in its last row" < <(rows "$gcm" "SHA256 x 16384 60000" | head -c -3)
@@ -418,7 +425,8 @@ check_system_cache() {
 # that keeps SHA256 in software registers it; its calibration then fails
 # there and succeeds in the kernel):
 # - every row of the file it replaces that it does not measure again
-#   (an algorithm unused, off, or whose measurement failed), unchanged;
+#   (an algorithm unused, off, or whose measurement failed), unchanged,
+#   and the first of two rows of one algorithm (the one a reader takes);
 # - through a temporary file of its own, whatever another process left;
 # - mode 0600 in the user's cache, 0644 in the system's, whatever the
 #   umask;
@@ -436,8 +444,8 @@ check_cache_write() {
 	[ -n "$key" ] || { fail "no key logged for a foreign cache"; return; }
 	keep="AES-128-GCM gcm-x never never
 HMAC-SHA384 hmac-x 4096 4096"
-	printf 'gnutls-afalg-cache 1\n%s\nSHA256 sha256-x never never\n%s\n' \
-		"$key" "$keep" >"$c"
+	printf 'gnutls-afalg-cache 1\n%s\nSHA256 sha256-x never never\n%s\n%s\n' \
+		"$key" "$keep" "HMAC-SHA384 hmac-y 1 1" >"$c"
 	chmod 600 "$c"
 	# a temporary file as one of an earlier process with this pid left
 	"${run[@]}" sh -c ': >"$1.$$"; exec "$2" --calibrate' - "$c" "$tool" \
@@ -446,7 +454,8 @@ HMAC-SHA384 hmac-x 4096 4096"
 	if [ "$rc" != 0 ] || ! grep -q "thresholds saved in $c" "$tmp/log"; then
 		fail "save beside a stale temporary file: rc $rc, $(grep -v '^gnutls' "$tmp/out" | head -n 2 | tr '\n' ' ')"
 	elif [ "$(grep -c -x -F "$keep" "$c")" != 2 ] ||
-		[ "$(grep -c '^SHA256 ' "$c")" != 1 ]; then
+		[ "$(grep -c '^SHA256 ' "$c")" != 1 ] ||
+		[ "$(grep -c '^HMAC-SHA384 ' "$c")" != 1 ]; then
 		fail "rows lost in the save: $(tail -n +3 "$c" | tr '\n' ' ')"
 	elif [ "$(stat -c %a "$c")" != 600 ]; then
 		fail "the user's cache has mode $(stat -c %a "$c")"
@@ -540,15 +549,40 @@ policy_case() { # policy_case CACHE MODES CASE
 		"${CONTRACT:?}" --case "$3" "${CASES:?}" >"$tmp/out" 2>"$tmp/log"
 }
 
-# auto: an algorithm calibrates once it has done 16 MiB of work.
+# auto: an algorithm calibrates once it has done 16 MiB of work, and
+# saves its measurement.  The save keeps, as it was, the row of an
+# algorithm the cache leaves to GnuTLS's own code: the process never
+# asks the kernel about it (which may not have made it yet, nor list it
+# in /proc/crypto), at any log level.  A measurement is filed under the
+# settings the process started with, though the environment has changed
+# since.
 check_calibrate_on_use() {
-	policy_case cache2 off,AES-128-GCM=auto "auto calibrates after 16 MiB"
-	if grep -q "^PASS" "$tmp/out" &&
-		[ "$(logged 'AES-128-GCM calibrated in')" = 1 ] &&
-		[ -s "$tmp/cache2/gnutls/afalg" ]; then
-		pass "calibrated after 16 MiB: $(grep 'calibrated in' "$tmp/log" | sed 's/.*afalg: //')"
-	else
+	local c=$tmp/cache2/gnutls/afalg key
+	local ccm="AES-128-CCM ccm-x never never"
+	key=$(wanted_key "$c" info env XDG_CACHE_HOME="$tmp/cache2" \
+		GNUTLS_AFALG_SYSTEM_CACHE="$tmp/none")
+	printf 'gnutls-afalg-cache 1\n%s\n%s\n' "$key" "$ccm" >"$c"
+	policy_case cache2 off,AES-128-GCM=auto,AES-128-CCM=auto \
+		"auto calibrates after 16 MiB"
+	if ! grep -q "^PASS" "$tmp/out" ||
+		[ "$(logged 'AES-128-GCM calibrated in')" != 1 ] ||
+		! grep -q '^AES-128-GCM ' "$c"; then
 		fail "calibration on use: $(grep -v '^gnutls' "$tmp/out" | tail -n 3)"
+		return
+	elif ! grep -q -x -F "$ccm" "$c"; then
+		fail "the save lost or changed the row of an algorithm left to GnuTLS: $(tail -n +3 "$c" | tr '\n' ' ')"
+		return
+	fi
+	pass "calibrated after 16 MiB, the other row kept: $(grep 'calibrated in' "$tmp/log" | sed 's/.*afalg: //')"
+	GNUTLS_CPUID_OVERRIDE=0x1 policy_case cache3 off,AES-128-GCM=auto \
+		"a calibration is filed under the settings the process started with"
+	c=$tmp/cache3/gnutls/afalg
+	if ! grep -q "^PASS" "$tmp/out" || ! grep -q '^AES-128-GCM ' "$c" 2>/dev/null; then
+		fail "calibration with the x86 code off: $(grep -v '^gnutls' "$tmp/out" | tail -n 3)"
+	elif ! sed -n 2p "$c" | grep -q -F '|cpuid 0x1|'; then
+		fail "a calibration with the x86 code off was filed under $(sed -n 2p "$c")"
+	else
+		pass "a calibration is filed under the settings of start-up: $(sed -n 2p "$c" | grep -o '|cpuid.*')"
 	fi
 }
 
@@ -697,6 +731,30 @@ check_bypass() {
 		pass "AES-128-GCM left to GnuTLS, SHA256 registered: $(grep -o '[0-9]* of [0-9]* algorithms registered.*' "$tmp/log")"
 	else
 		fail "bypass: $(about AES-128-GCM) $(about SHA256)"
+		return
+	fi
+	# the debug log does not make start-up ask the kernel about an
+	# algorithm left to GnuTLS, which the kernel has not made yet (a
+	# /proc/crypto without ccm(aes) mounted in a namespace of its own)
+	if [ "$(id -u)" != 0 ] || ! unshare -m true 2>/dev/null ||
+		! command -v strace >/dev/null; then
+		skip "not root, no mount namespace or no strace: start-up at GNUTLS_DEBUG_LEVEL=2 not checked"
+		return
+	fi
+	echo "AES-128-CCM ccm-x never never" >>"$cache"
+	awk 'BEGIN { RS = ""; ORS = "\n\n" } !/name *: ccm\(aes\)\n/' \
+		/proc/crypto >"$tmp/proc-crypto"
+	unshare -m sh -c 'mount --bind "$0" /proc/crypto && exec "$@"' \
+		"$tmp/proc-crypto" env XDG_CACHE_HOME="$tmp/cache5" \
+		GNUTLS_AFALG_SYSTEM_CACHE="$tmp/system" \
+		GNUTLS_AFALG=$only,AES-128-CCM=auto GNUTLS_DEBUG_LEVEL=2 \
+		strace -f -o "$tmp/trace" -e trace=socket "$cli" --version \
+		>/dev/null 2>"$tmp/log"
+	if grep -q 'socket(AF_ALG' "$tmp/trace" ||
+		! grep -q 'AES-128-CCM: kernel' "$tmp/log"; then
+		fail "start-up at GNUTLS_DEBUG_LEVEL=2: $(grep -c 'socket(AF_ALG' "$tmp/trace") AF_ALG sockets; $(grep -m 1 'AES-128-CCM: kernel' "$tmp/log" | sed 's/.*afalg: //')"
+	else
+		pass "start-up at GNUTLS_DEBUG_LEVEL=2 makes no AF_ALG socket call: $(grep -m 1 'AES-128-CCM: kernel' "$tmp/log" | sed 's/.*afalg: //')"
 	fi
 }
 

@@ -193,7 +193,8 @@ int _afalg_save_cache(bool system);
 void _afalg_calibrate_all(void);
 void _afalg_kernel_driver(const char *kname, struct afalg_driver *d);
 bool _afalg_driver_is_device(const struct afalg_driver *d);
-void _afalg_describe(const struct afalg_alg *alg, gnutls_buffer_st *out);
+void _afalg_describe(const struct afalg_alg *alg, bool probe,
+		     gnutls_buffer_st *out);
 
 /* calibrate.c */
 void _afalg_calibrate(struct afalg_alg *alg);

@@ -210,7 +210,7 @@ int _gnutls_afalg_info(unsigned flags, gnutls_datum_t *out)
 		for (i = 0; i < _afalg_algs_size; i++)
 			if (_afalg_algs[i].mode != AFALG_MODE_OFF ||
 			    _afalg_algs[i].forced)
-				_afalg_describe(&_afalg_algs[i], &buf);
+				_afalg_describe(&_afalg_algs[i], true, &buf);
 	}
 	if (ret == 0)
 		ret = _gnutls_buffer_to_datum(&buf, out, 1);

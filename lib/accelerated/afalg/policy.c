@@ -304,6 +304,25 @@ static enum afalg_source source_of(const struct afalg_alg *alg)
 	return __atomic_load_n(&alg->source, __ATOMIC_ACQUIRE);
 }
 
+/* Which CPU features GnuTLS and Nettle were told to use, as the process
+ * started (GnuTLS reads its variable at initialisation, Nettle when it is
+ * loaded): a measurement is filed under these, though the application
+ * may change its environment before it saves one. */
+static char cpuid_env[128], nettle_env[128];
+
+static void env_value(char *buf, size_t size, const char *name)
+{
+	const char *v = secure_getenv(name);
+
+	_gnutls_str_cpy(buf, size, v != NULL && v[0] != 0 ? v : "-");
+}
+
+static void take_software_env(void)
+{
+	env_value(cpuid_env, sizeof(cpuid_env), "GNUTLS_CPUID_OVERRIDE");
+	env_value(nettle_env, sizeof(nettle_env), "NETTLE_FAT_OVERRIDE");
+}
+
 /* The modes of every algorithm: the configuration file, then the
  * environment; FIPS mode keeps every algorithm the operator did not set
  * to kernel off.  Returns how many are not off, or 0 if the settings
@@ -324,6 +343,7 @@ unsigned _afalg_read_settings(void)
 		read_config();
 	settings_taken = true;
 	read_env();
+	take_software_env();
 	caches_found = false;
 	uncached = 0;
 
@@ -451,13 +471,6 @@ bool _afalg_driver_is_device(const struct afalg_driver *d)
 
 /* ---- the cache --------------------------------------------------------- */
 
-static const char *env_value(const char *name)
-{
-	const char *v = secure_getenv(name);
-
-	return v != NULL && v[0] != 0 ? v : "-";
-}
-
 /* The CPU's model name: on x86 its brand string, from CPUID (the key is
  * made at start-up, and /proc/cpuinfo takes milliseconds to generate),
  * elsewhere /proc/cpuinfo's "model name". */
@@ -500,11 +513,8 @@ static void cache_key(char *buf, size_t size)
 	/* the software path also depends on which CPU features GnuTLS and
 	 * Nettle were told to use */
 	const char *parts[] = {
-		"kernel ",  u.release,
-		"|cpu ",    cpu,
-		"|gnutls ", VERSION,
-		"|cpuid ",  env_value("GNUTLS_CPUID_OVERRIDE"),
-		"|nettle ", env_value("NETTLE_FAT_OVERRIDE"),
+		"kernel ", u.release, "|cpu ",	 cpu,	     "|gnutls ",
+		VERSION,   "|cpuid ", cpuid_env, "|nettle ", nettle_env,
 	};
 	unsigned i;
 
@@ -652,6 +662,7 @@ static void load_cache(const char *path, const char *from, char *key,
 	const char *p, *rows;
 	struct cache_row row;
 	struct afalg_alg *alg;
+	bool seen[AFALG_MAX_ALGS] = { false };
 	unsigned next = 0;
 
 	if (read_cache_file(path, buf) < 0)
@@ -676,9 +687,16 @@ static void load_cache(const char *path, const char *from, char *key,
 	for (p = rows; *p != 0;) {
 		scan_row(&p, &row);
 		alg = find_label(row.word[0], row.len[0], next, true);
-		if (alg == NULL)
+		if (alg == NULL || seen[alg - _afalg_algs]) {
+			_gnutls_debug_log(
+				"afalg: %s: ignoring %s%.*s%s\n", path,
+				alg ? "a second row of " : "the row of ",
+				(int)row.len[0], row.word[0],
+				alg ? "" : ": no such algorithm");
 			continue;
+		}
 		next = alg - _afalg_algs + 1;
+		seen[alg - _afalg_algs] = true;
 		if (alg->cached.present)
 			continue;
 		memcpy(alg->cached.driver, row.word[1], row.len[1]);
@@ -814,7 +832,11 @@ static bool saved(const struct afalg_alg *alg)
 	return source == AFALG_FROM_CALIBRATION || source == AFALG_FROM_CACHE;
 }
 
-static void write_rows(FILE *fp)
+/* The rows of the algorithms this process measured (under the driver the
+ * kernel has now) or took from a cache (under the driver that cache
+ * names: one it keeps in software is never asked of the kernel, which
+ * may not have made it); written[] says which. */
+static void write_rows(FILE *fp, bool *written)
 {
 	char t0[32], t1[32];
 	struct afalg_driver d;
@@ -825,9 +847,14 @@ static void write_rows(FILE *fp)
 		alg = &_afalg_algs[i];
 		if (!saved(alg))
 			continue;
-		_afalg_kernel_driver(alg->kname, &d);
+		if (source_of(alg) == AFALG_FROM_CACHE)
+			_gnutls_str_cpy(d.name, sizeof(d.name),
+					alg->cached.driver);
+		else
+			_afalg_kernel_driver(alg->kname, &d);
 		if (d.name[0] == 0)
 			continue;
+		written[i] = true;
 		format_threshold(t0, sizeof(t0),
 				 __atomic_load_n(&alg->threshold[0],
 						 __ATOMIC_RELAXED));
@@ -839,11 +866,13 @@ static void write_rows(FILE *fp)
 }
 
 /* The rows of the cache being replaced (at path, under key) of the
- * algorithms this process does not write: a measurement stays until its
+ * algorithms this process did not write: a measurement stays until its
  * algorithm is measured again, whether this process used it or not (or
- * had it off, or its calibration failed).  Nothing of a file that would
- * not be read. */
-static void keep_other_rows(FILE *fp, const char *path, const char *key)
+ * had it off, or its calibration failed).  The first row of an algorithm
+ * only (the one a reader takes), and nothing of a file that would not be
+ * read. */
+static void keep_other_rows(FILE *fp, const char *path, const char *key,
+			    bool *written)
 {
 	char buf[CACHE_MAX + 1];
 	const char *p, *rows, *start;
@@ -862,8 +891,10 @@ static void keep_other_rows(FILE *fp, const char *path, const char *key)
 		start = p;
 		scan_row(&p, &row);
 		alg = find_label(row.word[0], row.len[0], 0, true);
-		if (alg != NULL && !saved(alg))
-			fwrite(start, 1, p - start, fp);
+		if (alg == NULL || written[alg - _afalg_algs])
+			continue;
+		written[alg - _afalg_algs] = true;
+		fwrite(start, 1, p - start, fp);
 	}
 }
 
@@ -879,6 +910,7 @@ static int save_failed(const char *path, const char *what)
 int _afalg_save_cache(bool system)
 {
 	char path[512], tmp[560], key[512];
+	bool written[AFALG_MAX_ALGS] = { false };
 	FILE *fp;
 	int fd, failed;
 
@@ -907,8 +939,8 @@ int _afalg_save_cache(bool system)
 	}
 	cache_key(key, sizeof(key));
 	fprintf(fp, "%s\n%s\n", CACHE_FORMAT, key);
-	write_rows(fp);
-	keep_other_rows(fp, path, key);
+	write_rows(fp, written);
+	keep_other_rows(fp, path, key, written);
 	/* a write that failed before the last one leaves the file short,
 	 * whatever fclose() says of the last */
 	failed = ferror(fp);
@@ -936,7 +968,7 @@ static void settle(struct afalg_alg *alg)
 		gnutls_buffer_st buf;
 
 		_gnutls_buffer_init(&buf);
-		_afalg_describe(alg, &buf);
+		_afalg_describe(alg, false, &buf);
 		if (_gnutls_buffer_append_data(&buf, "", 1) == 0)
 			_gnutls_debug_log("afalg: %s", buf.data);
 		_gnutls_buffer_clear(&buf);
@@ -1084,7 +1116,12 @@ static const char *reason(const struct afalg_alg *alg)
 			       "software: it was faster at every size";
 }
 
-void _afalg_describe(const struct afalg_alg *alg, gnutls_buffer_st *out)
+/* The facts of an algorithm and its path.  probe: a driver the kernel
+ * has not made yet (a template such as ccm(aes) is made at its first
+ * use) is asked for by binding the algorithm once; the debug log at
+ * start-up does not, so that logging changes nothing the process does. */
+void _afalg_describe(const struct afalg_alg *alg, bool probe,
+		     gnutls_buffer_st *out)
 {
 	static const char *const dirs[][2] = {
 		[AFALG_CIPHER] = { "encrypt", "decrypt" },
@@ -1095,12 +1132,14 @@ void _afalg_describe(const struct afalg_alg *alg, gnutls_buffer_st *out)
 	struct afalg_driver d;
 
 	_afalg_kernel_driver(alg->kname, &d);
-	if (d.name[0] == 0 && (alg->registered || alg->bypassed) &&
+	if (d.name[0] == 0 && probe && (alg->registered || alg->bypassed) &&
 	    _afalg_kernel_probe((struct afalg_alg *)alg) == 0)
 		_afalg_kernel_driver(alg->kname, &d);
 	_gnutls_buffer_append_printf(out, "%s: kernel %s, driver %s",
 				     _afalg_label(alg), alg->kname,
-				     d.name[0] ? d.name : "(none)");
+				     d.name[0] ? d.name :
+				     probe     ? "(none)" :
+						 "(not asked)");
 	if (d.name[0])
 		_gnutls_buffer_append_printf(
 			out, " (priority %d%s%s, %s)", d.priority,
