@@ -48,6 +48,8 @@
  *   fds N              at most N AF_ALG sockets opened since the case
  *                      started
  *   nofile N           RLIMIT_NOFILE soft limit
+ *   heap [N]           marks the heap in use (mallinfo2()); with N: it
+ *                      grew by at most N bytes since the mark
  *   closefrom          (in a forked child; nothing in the parent) as a
  *                      daemon's child that closes what it inherited and
  *                      opens files of its own: every AF_ALG socket of the
@@ -93,6 +95,7 @@
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <pthread.h>
@@ -826,6 +829,30 @@ static int step_nofile(struct run *r, const struct step *s)
 	return 0;
 }
 
+static size_t heap_in_use(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	/* large blocks are mapped on their own, and counted apart */
+	return mi.uordblks + mi.hblkhd;
+}
+
+static int step_heap(struct run *r, const struct step *s)
+{
+	static size_t mark;
+	size_t now = heap_in_use();
+	long most = arg_num(s, 0, -1);
+
+	if (most < 0)
+		mark = now;
+	else if (now > mark + (size_t)most)
+		return fail(r, s,
+			    "the heap grew by %zu bytes, at most %ld "
+			    "expected",
+			    now - mark, most);
+	return 0;
+}
+
 /* socket(AF_ALG, ...) fails with EPERM; everything else is allowed. */
 static int step_seccomp(struct run *r, const struct step *s)
 {
@@ -1026,25 +1053,16 @@ static int step_errstate(struct run *r, const struct step *s)
 }
 
 static const struct verb shared_verbs[] = {
-	{ "fault", step_fault },
-	{ "nofault", step_nofault },
-	{ "clock", step_clock },
-	{ "count", step_count },
-	{ "kernel", step_kernel },
-	{ "nokernel", step_kernel },
-	{ "fork", step_fork },
-	{ "exec", step_exec },
-	{ "fds", step_fds },
-	{ "nofile", step_nofile },
-	{ "closefrom", step_closefrom },
-	{ "ownfds", step_ownfds },
-	{ "seccomp", step_seccomp },
-	{ "logged", step_logged },
-	{ "errstate", step_errstate },
-	{ "hold", step_hold },
-	{ "release", step_release },
-	{ "reinit", step_reinit },
-	{ "deinit", step_reinit },
+	{ "fault", step_fault },   { "nofault", step_nofault },
+	{ "clock", step_clock },   { "count", step_count },
+	{ "kernel", step_kernel }, { "nokernel", step_kernel },
+	{ "fork", step_fork },	   { "exec", step_exec },
+	{ "fds", step_fds },	   { "nofile", step_nofile },
+	{ "heap", step_heap },	   { "closefrom", step_closefrom },
+	{ "ownfds", step_ownfds }, { "seccomp", step_seccomp },
+	{ "logged", step_logged }, { "errstate", step_errstate },
+	{ "hold", step_hold },	   { "release", step_release },
+	{ "reinit", step_reinit }, { "deinit", step_reinit },
 	{ "setenv", step_setenv },
 };
 

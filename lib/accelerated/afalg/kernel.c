@@ -743,9 +743,9 @@ int _afalg_kernel_clone(int fd, int *copy)
 	return accept_op(fd, copy, false);
 }
 
-/* A clone for a copy of a context (gnutls_hash_copy()): the module's
- * cap keeps descriptors for the application, but a copy refused fails
- * the caller. */
+/* A clone that may go over the module's cap (which keeps descriptors
+ * for the application): a copy of a context (gnutls_hash_copy()), which
+ * refused fails the caller, or a checkpoint that replaces another. */
 int _afalg_kernel_copy(int fd, int *copy)
 {
 	return accept_op(fd, copy, true);

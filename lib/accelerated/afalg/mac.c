@@ -354,14 +354,20 @@ static int commit(struct afalg_hash_ctx *ctx)
 }
 
 /* A clone of the kernel state replaces the held bytes.  It may fail for
- * want of a descriptor (the module's cap, or the application's own
- * limit) as well as from the kernel: the message does not need it, and
- * the bytes stay held until one can be taken. */
+ * want of a descriptor (the application's own limit, or the module's cap
+ * for a message's first) as well as from the kernel: the message does
+ * not need it, and the bytes stay held until one can be taken.  One that
+ * replaces this process's last checkpoint is one more descriptor only
+ * while both are open, and may go over the cap: else every byte of a
+ * long message after the cap was reached would stay held. */
 static int checkpoint(struct afalg_hash_ctx *ctx)
 {
 	int ckpt, ret;
 
-	ret = _afalg_kernel_clone(ctx->op, &ckpt);
+	if (ctx->ckpt >= 0 && !_gnutls_detect_fork(ctx->ckpt_forkid))
+		ret = _afalg_kernel_copy(ctx->op, &ckpt);
+	else
+		ret = _afalg_kernel_clone(ctx->op, &ckpt);
 	if (ret < 0)
 		return ret;
 	_afalg_kernel_drop(&ctx->ckpt, ctx->ckpt_forkid);
