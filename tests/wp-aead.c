@@ -166,24 +166,26 @@ static void check_valid(struct wp_run *run, gnutls_aead_cipher_hd_t h,
 
 /*
  * Whether a rejected decryption left @out as it was (FILL, or the input for
- * in-place operations) or zeroed. GnuTLS 3.7 decrypts into the output before
- * checking the tag and does not clear it on failure, so by default a dirty
- * buffer only turns the vector into a counted skip; WP_STRICT_CLEAR=1 in
- * the environment makes it a failure.
+ * in-place operations), or with its text (the first ct bytes) zeroed and
+ * the rest as it was: the module clears the text it decrypted, and only
+ * that. GnuTLS 3.7 decrypts into the output before checking the tag and
+ * does not clear it on failure, so by default a dirty buffer only turns the
+ * vector into a counted skip; WP_STRICT_CLEAR=1 in the environment makes it
+ * a failure.
  */
 static int output_clean(const struct aead_vec *v, const struct aead_op *op,
 			const struct buffer *out)
 {
 	size_t i;
-	int untouched = 1, zeroed = 1;
+	int untouched = 1, cleared = 1;
 
 	for (i = 0; i < v->sealed.size; i++) {
 		unsigned char before = op->in_place ? v->sealed.data[i] : FILL;
 
 		untouched &= out->data[i] == before;
-		zeroed &= out->data[i] == 0;
+		cleared &= out->data[i] == (i < v->ct.size ? 0 : before);
 	}
-	return untouched || zeroed;
+	return untouched || cleared;
 }
 
 static int strict_clear(void)
