@@ -304,10 +304,10 @@ static enum afalg_source source_of(const struct afalg_alg *alg)
 	return __atomic_load_n(&alg->source, __ATOMIC_ACQUIRE);
 }
 
-/* Which CPU features GnuTLS and Nettle were told to use, as the process
- * started (GnuTLS reads its variable at initialisation, Nettle when it is
- * loaded): a measurement is filed under these, though the application
- * may change its environment before it saves one. */
+/* Which CPU features GnuTLS and Nettle were told to use: GnuTLS reads
+ * its variable at each initialisation, Nettle once, when it is loaded.
+ * A measurement is filed under these, though the application may change
+ * its environment before it saves one. */
 static char cpuid_env[128], nettle_env[128];
 
 static void env_value(char *buf, size_t size, const char *name)
@@ -320,7 +320,9 @@ static void env_value(char *buf, size_t size, const char *name)
 static void take_software_env(void)
 {
 	env_value(cpuid_env, sizeof(cpuid_env), "GNUTLS_CPUID_OVERRIDE");
-	env_value(nettle_env, sizeof(nettle_env), "NETTLE_FAT_OVERRIDE");
+	if (nettle_env[0] == 0)
+		env_value(nettle_env, sizeof(nettle_env),
+			  "NETTLE_FAT_OVERRIDE");
 }
 
 /* The modes of every algorithm: the configuration file, then the
@@ -835,7 +837,9 @@ static bool saved(const struct afalg_alg *alg)
 /* The rows of the algorithms this process measured (under the driver the
  * kernel has now) or took from a cache (under the driver that cache
  * names: one it keeps in software is never asked of the kernel, which
- * may not have made it); written[] says which. */
+ * may not have made it); written[] says which algorithms have their row
+ * (a measurement without a driver to file it under replaces the old one
+ * with none). */
 static void write_rows(FILE *fp, bool *written)
 {
 	char t0[32], t1[32];
@@ -847,6 +851,7 @@ static void write_rows(FILE *fp, bool *written)
 		alg = &_afalg_algs[i];
 		if (!saved(alg))
 			continue;
+		written[i] = true;
 		if (source_of(alg) == AFALG_FROM_CACHE)
 			_gnutls_str_cpy(d.name, sizeof(d.name),
 					alg->cached.driver);
@@ -854,7 +859,6 @@ static void write_rows(FILE *fp, bool *written)
 			_afalg_kernel_driver(alg->kname, &d);
 		if (d.name[0] == 0)
 			continue;
-		written[i] = true;
 		format_threshold(t0, sizeof(t0),
 				 __atomic_load_n(&alg->threshold[0],
 						 __ATOMIC_RELAXED));
@@ -1137,9 +1141,9 @@ void _afalg_describe(const struct afalg_alg *alg, bool probe,
 		_afalg_kernel_driver(alg->kname, &d);
 	_gnutls_buffer_append_printf(out, "%s: kernel %s, driver %s",
 				     _afalg_label(alg), alg->kname,
-				     d.name[0] ? d.name :
-				     probe     ? "(none)" :
-						 "(not asked)");
+				     d.name[0]		  ? d.name :
+				     probe || alg->absent ? "(none)" :
+							    "(not asked)");
 	if (d.name[0])
 		_gnutls_buffer_append_printf(
 			out, " (priority %d%s%s, %s)", d.priority,
