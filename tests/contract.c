@@ -1052,19 +1052,31 @@ static int step_errstate(struct run *r, const struct step *s)
 		       fail(r, s, "the library is not in error state");
 }
 
+/* clang-format off */
 static const struct verb shared_verbs[] = {
-	{ "fault", step_fault },   { "nofault", step_nofault },
-	{ "clock", step_clock },   { "count", step_count },
-	{ "kernel", step_kernel }, { "nokernel", step_kernel },
-	{ "fork", step_fork },	   { "exec", step_exec },
-	{ "fds", step_fds },	   { "nofile", step_nofile },
-	{ "heap", step_heap },	   { "closefrom", step_closefrom },
-	{ "ownfds", step_ownfds }, { "seccomp", step_seccomp },
-	{ "logged", step_logged }, { "errstate", step_errstate },
-	{ "hold", step_hold },	   { "release", step_release },
-	{ "reinit", step_reinit }, { "deinit", step_reinit },
+	{ "fault", step_fault },
+	{ "nofault", step_nofault },
+	{ "clock", step_clock },
+	{ "count", step_count },
+	{ "kernel", step_kernel },
+	{ "nokernel", step_kernel },
+	{ "fork", step_fork },
+	{ "exec", step_exec },
+	{ "fds", step_fds },
+	{ "nofile", step_nofile },
+	{ "heap", step_heap },
+	{ "closefrom", step_closefrom },
+	{ "ownfds", step_ownfds },
+	{ "seccomp", step_seccomp },
+	{ "logged", step_logged },
+	{ "errstate", step_errstate },
+	{ "hold", step_hold },
+	{ "release", step_release },
+	{ "reinit", step_reinit },
+	{ "deinit", step_reinit },
 	{ "setenv", step_setenv },
 };
+/* clang-format on */
 
 /* Runs the step by its verb in verbs[n]: 0 done, 1 not one of them, -1
  * failed (reported). */

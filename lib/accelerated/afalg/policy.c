@@ -514,10 +514,15 @@ static void cache_key(char *buf, size_t size)
 	struct utsname u;
 	/* the software path also depends on which CPU features GnuTLS and
 	 * Nettle were told to use */
+	/* clang-format off */
 	const char *parts[] = {
-		"kernel ", u.release, "|cpu ",	 cpu,	     "|gnutls ",
-		VERSION,   "|cpuid ", cpuid_env, "|nettle ", nettle_env,
+		"kernel ", u.release,
+		"|cpu ", cpu,
+		"|gnutls ", VERSION,
+		"|cpuid ", cpuid_env,
+		"|nettle ", nettle_env,
 	};
+	/* clang-format on */
 	unsigned i;
 
 	cpu_model(cpu, sizeof(cpu));
