@@ -39,6 +39,12 @@ info() {
 about() { grep -A1 "^$1:" "$tmp/out" | tr '\n' ' '; }
 logged() { grep -c -- "$1" "$tmp/log"; }
 
+# Whether /proc/crypto can be replaced (root, mount namespaces); the
+# command that runs CMD... in a mount namespace of its own with FILE
+# over /proc/crypto: "${with_proc_crypto[@]}" FILE CMD...
+can_fake_proc_crypto() { [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; }
+with_proc_crypto=(unshare -m sh -c 'mount --bind "$0" /proc/crypto && exec "$@"')
+
 have_afalg() {
 	info env
 	! grep -q "no algorithm registered" "$tmp/out"
@@ -737,16 +743,14 @@ check_bypass() {
 	# the debug log does not make start-up ask the kernel about an
 	# algorithm left to GnuTLS, which the kernel has not made yet (a
 	# /proc/crypto without ccm(aes) mounted in a namespace of its own)
-	if [ "$(id -u)" != 0 ] || ! unshare -m true 2>/dev/null ||
-		! command -v strace >/dev/null; then
+	if ! can_fake_proc_crypto || ! command -v strace >/dev/null; then
 		skip "not root, no mount namespace or no strace: start-up at GNUTLS_DEBUG_LEVEL=2 not checked"
 		return
 	fi
 	echo "AES-128-CCM ccm-x never never" >>"$cache"
 	awk 'BEGIN { RS = ""; ORS = "\n\n" } !/name *: ccm\(aes\)\n/' \
 		/proc/crypto >"$tmp/proc-crypto"
-	unshare -m sh -c 'mount --bind "$0" /proc/crypto && exec "$@"' \
-		"$tmp/proc-crypto" env XDG_CACHE_HOME="$tmp/cache5" \
+	"${with_proc_crypto[@]}" "$tmp/proc-crypto" env XDG_CACHE_HOME="$tmp/cache5" \
 		GNUTLS_AFALG_SYSTEM_CACHE="$tmp/system" \
 		GNUTLS_AFALG=$only,AES-128-CCM=auto GNUTLS_DEBUG_LEVEL=2 \
 		strace -f -o "$tmp/trace" -e trace=socket "$cli" --version \
@@ -880,8 +884,8 @@ sized_cases() {
 # synchronous entry (and last in the file) looks like a device.
 check_proc_crypto() {
 	local fake=$tmp/proc-crypto
-	local ns=(unshare -m sh -c 'mount --bind "$0" /proc/crypto && exec "$@"' "$fake")
-	if [ "$(id -u)" != 0 ] || ! unshare -m true 2>/dev/null; then
+	local ns=("${with_proc_crypto[@]}" "$fake")
+	if ! can_fake_proc_crypto; then
 		skip "not root, or no mount namespace: /proc/crypto cannot be replaced"
 		return
 	fi
