@@ -111,6 +111,17 @@ check_overrides() {
 	else
 		fail "overrides: $(about AES-128-CBC) / $(about SHA256)"
 	fi
+	# blanks around a name or a value are the entry's own; an entry for
+	# one algorithm wins over a mode for every algorithm, whichever
+	# comes first; a size the operator set is said to be the operator's
+	info env "GNUTLS_AFALG=SHA256 = off , kernel,HMAC-SHA1=18446744073709551615"
+	if about SHA256 | grep -q "mode off" &&
+		about AES-128-GCM | grep -q "mode kernel" &&
+		about HMAC-SHA1 | grep -q "(from override); software: set by the operator"; then
+		pass "blanks in an entry, an entry for one algorithm before a mode for all, a size of never"
+	else
+		fail "'SHA256 = off , kernel': $(about SHA256) / $(about AES-128-GCM) / $(about HMAC-SHA1)"
+	fi
 }
 
 check_invalid() {
@@ -123,6 +134,15 @@ check_invalid() {
 		pass "invalid entries: one log line each, the default kept"
 	else
 		fail "invalid entries: $(grep ignoring "$tmp/log" | head -n 3)"
+	fi
+	# entries are separated by commas only: a space does not end one
+	info env "GNUTLS_AFALG=off SHA256=kernel"
+	if [ "$(logged "ignoring 'off SHA256=kernel'")" = 1 ] &&
+		about AES-128-GCM | grep -q "mode auto" &&
+		about SHA256 | grep -q "mode auto"; then
+		pass "two entries without a comma: one invalid entry, ignored"
+	else
+		fail "'off SHA256=kernel': $(grep ignoring "$tmp/log" | head -n 3) $(about SHA256)"
 	fi
 }
 
@@ -141,6 +161,15 @@ check_config() {
 		fi
 	else
 		fail "[afalg]: $(about AES-128-GCM)"
+	fi
+	# "mode" is the default of the section wherever it stands
+	printf '[afalg]\nHMAC-SHA256 = off\nmode = kernel\n' >"$tmp/config"
+	info env
+	if about HMAC-SHA256 | grep -q "mode off" &&
+		about AES-128-CBC | grep -q "mode kernel"; then
+		pass "[afalg]: an entry for one algorithm before 'mode' stands"
+	else
+		fail "[afalg] entry before 'mode': $(about HMAC-SHA256)"
 	fi
 	config_fips
 	config_reinit
@@ -377,7 +406,7 @@ parsed() { # parsed taken|ignored WHAT [MODE]
 }
 
 check_system_cache() {
-	local only=off,SHA256=auto long rc
+	local only=off,SHA256=auto long rc key
 	env XDG_CACHE_HOME="$tmp/none" GNUTLS_AFALG_SYSTEM_CACHE="$tmp/system" \
 		GNUTLS_AFALG=$only "$tool" --calibrate --system >/dev/null 2>&1
 	rm -rf "$tmp/cache"
@@ -412,6 +441,25 @@ check_system_cache() {
 	else
 		fail "malformed user's cache: $(grep 'thresholds from' "$tmp/log" | tr '\n' ' ')"
 	fi
+	# a process that measures one algorithm and takes another from the
+	# system-wide cache saves only its own in the user's, which would
+	# hide the system-wide cache's next measurement of the other
+	key=$(wanted_key "$tmp/cache8/gnutls/afalg" info env \
+		XDG_CACHE_HOME="$tmp/cache8" GNUTLS_AFALG_SYSTEM_CACHE="$tmp/none")
+	rm -f "$tmp/cache8/gnutls/afalg"
+	printf 'gnutls-afalg-cache 1\n%s\nSHA256 sha256-x never never\n' "$key" >"$tmp/system8"
+	chmod 644 "$tmp/system8"
+	system_cache=$tmp/system8 policy_case cache8 off,AES-128-GCM=auto,SHA256=auto \
+		"auto calibrates after 16 MiB"
+	if ! grep -q "^PASS" "$tmp/out" ||
+		[ "$(logged 'SHA256: thresholds from the system cache')" = 0 ] ||
+		! grep -q '^AES-128-GCM ' "$tmp/cache8/gnutls/afalg"; then
+		fail "calibration beside the system-wide cache: $(grep -E 'thresholds (from|saved)' "$tmp/log" | tr '\n' ' ')"
+	elif grep -q '^SHA256 ' "$tmp/cache8/gnutls/afalg"; then
+		fail "the system-wide cache's row was copied into the user's: $(tail -n +3 "$tmp/cache8/gnutls/afalg" | tr '\n' ' ')"
+	else
+		pass "a save writes the measurements of its own process, not the system-wide cache's"
+	fi
 	# a name longer than the save takes (over 511 bytes): an error, and
 	# no file of part of the name
 	long=$tmp/long/$(printf 'a%.0s' $(seq 200))/$(printf 'b%.0s' $(seq 200))
@@ -425,6 +473,79 @@ check_system_cache() {
 	else
 		pass "a system-wide cache of a name too long is refused: $(grep -o 'no cache saved in .\{16\}' "$tmp/log")...: $(grep -o 'its name: .*' "$tmp/log")"
 	fi
+}
+
+# Where the caches are, and what afalgtool says when it cannot save:
+# - the system-wide cache's directory is made if missing (a fresh
+#   installation has no /var/cache/gnutls), readable by everyone;
+# - a save that fails still prints what was measured, and exits with 1;
+# - without HOME (and XDG_CACHE_HOME) the log says why nothing is saved;
+# - a GNUTLS_AFALG_SYSTEM_CACHE that is not an absolute path is no
+#   cache: neither read nor written, and the log says so;
+# - a user's cache that is a symbolic link is ignored with a line.
+check_cache_places() {
+	local only=off,SHA256=auto rc d=$tmp/places
+	local run=(env XDG_CACHE_HOME="$tmp/none" GNUTLS_AFALG=$only
+		GNUTLS_DEBUG_LEVEL=2 GNUTLS_SYSTEM_PRIORITY_FILE="$tmp/none")
+	mkdir -p "$d/var"
+	"${run[@]}" GNUTLS_AFALG_SYSTEM_CACHE="$d/var/gnutls/afalg" \
+		sh -c 'umask 077 && exec "$0" --calibrate --system' "$tool" \
+		>"$tmp/out" 2>"$tmp/log"
+	rc=$?
+	if [ "$rc" != 0 ] || [ "$(stat -c %a "$d/var/gnutls" 2>&1)" != 755 ] ||
+		[ "$(stat -c %a "$d/var/gnutls/afalg" 2>&1)" != 644 ]; then
+		fail "--system without its directory: rc $rc, $(stat -c %a "$d/var/gnutls" 2>&1), $(grep -m 1 'no cache saved' "$tmp/log")"
+		return
+	fi
+	pass "--calibrate --system makes the cache's directory, 0755 under umask 077"
+	"${run[@]}" GNUTLS_AFALG_SYSTEM_CACHE="$d/missing/gnutls/afalg" \
+		"$tool" --calibrate --system >"$tmp/out" 2>"$tmp/log"
+	rc=$?
+	if [ "$rc" != 1 ] || ! about SHA256 | grep -q "(from calibration)" ||
+		! grep -q "^afalgtool: the cache could not be written" "$tmp/log" ||
+		[ "$(logged "no cache saved in $d/missing/gnutls: mkdir")" != 1 ]; then
+		fail "a save that fails: rc $rc, stdout '$(head -c 100 "$tmp/out")', $(grep -v '^|' "$tmp/log" | head -c 200)"
+		return
+	fi
+	pass "a save that fails prints what was measured and exits with 1"
+	env -u HOME -u XDG_CACHE_HOME GNUTLS_AFALG=$only GNUTLS_DEBUG_LEVEL=2 \
+		GNUTLS_AFALG_SYSTEM_CACHE="$tmp/none" "$tool" --calibrate \
+		>"$tmp/out" 2>"$tmp/log"
+	rc=$?
+	if [ "$rc" != 1 ] || [ "$(logged 'no cache saved: neither XDG_CACHE_HOME nor HOME')" != 1 ]; then
+		fail "no HOME: rc $rc, $(grep -m 1 'cache' "$tmp/log")"
+		return
+	fi
+	pass "without HOME the log says why nothing is saved"
+	cp "$d/var/gnutls/afalg" "$d/relative"
+	(cd "$d" && info env GNUTLS_AFALG=$only XDG_CACHE_HOME="$tmp/none" \
+		GNUTLS_AFALG_SYSTEM_CACHE=relative)
+	if ! about SHA256 | grep -q "(from default)" ||
+		[ "$(logged 'GNUTLS_AFALG_SYSTEM_CACHE is not an absolute path')" = 0 ]; then
+		fail "a relative system-wide cache was read: $(about SHA256)"
+		return
+	fi
+	rm "$d/relative"
+	(cd "$d" && "${run[@]}" GNUTLS_AFALG_SYSTEM_CACHE=relative \
+		"$tool" --calibrate --system >"$tmp/out" 2>"$tmp/log")
+	rc=$?
+	if [ "$rc" != 1 ] || [ -e "$d/relative" ]; then
+		fail "a relative system-wide cache: rc $rc, $(ls "$d")"
+		return
+	fi
+	pass "a relative GNUTLS_AFALG_SYSTEM_CACHE is neither read nor written"
+	mkdir -p "$d/user/gnutls"
+	cp "$d/var/gnutls/afalg" "$d/target"
+	chmod 600 "$d/target"
+	ln -s "$d/target" "$d/user/gnutls/afalg"
+	info env GNUTLS_AFALG=$only XDG_CACHE_HOME="$d/user" \
+		GNUTLS_AFALG_SYSTEM_CACHE="$tmp/none"
+	if ! about SHA256 | grep -q "(from default)" ||
+		[ "$(logged "ignoring $d/user/gnutls/afalg: a symbolic link")" != 1 ]; then
+		fail "a user's cache that is a link: $(about SHA256) $(grep -m 1 "$d/user" "$tmp/log")"
+		return
+	fi
+	pass "a user's cache that is a symbolic link is ignored with a line"
 }
 
 # What a save of the cache writes, where AF_ALG is missing too (a cache
@@ -548,8 +669,9 @@ cache_write_links() {
 
 # One case of policy.cases (CASE) with GNUTLS_AFALG=MODES and a cache of
 # its own ($tmp/CACHE): output in $tmp/out, debug log in $tmp/log.
-policy_case() { # policy_case CACHE MODES CASE
-	env XDG_CACHE_HOME="$tmp/$1" GNUTLS_AFALG_SYSTEM_CACHE="$tmp/none" \
+policy_case() { # [system_cache=FILE] policy_case CACHE MODES CASE
+	env XDG_CACHE_HOME="$tmp/$1" \
+		GNUTLS_AFALG_SYSTEM_CACHE="${system_cache:-$tmp/none}" \
 		LD_LIBRARY_PATH="$ACCEL_BIN/../lib" \
 		GNUTLS_AFALG="$2" GNUTLS_DEBUG_LEVEL=2 \
 		"${CONTRACT:?}" --case "$3" "${CASES:?}" >"$tmp/out" 2>"$tmp/log"
@@ -959,7 +1081,8 @@ check_command_line() {
 }
 
 checks=(startup command_line labels config_once parse cache_write off default overrides
-	invalid config cache bad_cache system_cache calibrate_on_use calibration_fault
+	invalid config cache bad_cache system_cache cache_places calibrate_on_use
+	calibration_fault
 	calibration_fork calibration_rules calibrate_message_path
 	auto_paths sized bypass lost_afalg proc_crypto)
 [ "${1:-all}" = all ] || checks=("$@")

@@ -115,6 +115,7 @@ struct afalg_alg {
 	enum afalg_mode mode;
 	bool forced; /* the operator named the mode explicitly */
 	bool fixed; /* the operator set a size */
+	bool named; /* by the source of settings being read */
 	size_t fixed_size;
 	bool registered;
 	bool bypassed; /* auto, kept in software at every size by a cache:
@@ -201,6 +202,13 @@ void _afalg_calibrate(struct afalg_alg *alg);
 
 bool _afalg_kernel_usable(const struct afalg_alg *alg);
 
+/* A threshold, as another thread may be setting it
+ * (_afalg_set_thresholds()). */
+inline static size_t _afalg_threshold(const struct afalg_alg *alg, unsigned dir)
+{
+	return __atomic_load_n(&alg->threshold[dir], __ATOMIC_RELAXED);
+}
+
 /* Does an operation of this size go to the kernel?  dir: 0 encrypts, or
  * a hash message; 1 decrypts, or a one-shot hash.  An algorithm in auto
  * mode accounts its work until its thresholds are known. */
@@ -209,9 +217,7 @@ inline static bool _afalg_use_kernel(struct afalg_alg *alg, unsigned dir,
 {
 	if (unlikely(!__atomic_load_n(&alg->settled, __ATOMIC_RELAXED)))
 		_afalg_account(alg, size);
-	return size >= __atomic_load_n(&alg->threshold[dir],
-				       __ATOMIC_RELAXED) &&
-	       _afalg_kernel_usable(alg);
+	return size >= _afalg_threshold(alg, dir) && _afalg_kernel_usable(alg);
 }
 
 /* kernel.c: the only file that calls the kernel.  Every descriptor is

@@ -28,7 +28,8 @@
  * the kernel.
  *
  * GNUTLS_AFALG is a comma-separated list: a mode for every algorithm
- * (off, auto or kernel; default auto) and NAME=MODE for one, e.g.
+ * (off, auto or kernel; default auto) and NAME=MODE for one, which wins
+ * over it wherever it stands, e.g.
  * "auto,AES-128-CBC=kernel,HMAC-SHA256=off"; it wins over the [afalg]
  * section of the system configuration, which priority.c hands over
  * (_gnutls_afalg_config()).  In FIPS mode the module stays off unless
@@ -181,12 +182,14 @@ void _gnutls_afalg_deinit(void)
 
 /* For the afalgtool command: a description of every algorithm, after
  * calibrating them (flags & 1) and saving the thresholds in the
- * system-wide cache (flags & 2) or the user's. */
+ * system-wide cache (flags & 2) or the user's.  A save that failed
+ * returns GNUTLS_E_FILE_ERROR with the description, which has what was
+ * measured. */
 int _gnutls_afalg_info(unsigned flags, gnutls_datum_t *out)
 {
 	gnutls_buffer_st buf;
 	unsigned i;
-	int ret = 0;
+	int ret, saved = 0;
 
 	_gnutls_buffer_init(&buf);
 	for (i = 0; i < _afalg_algs_size; i++)
@@ -205,16 +208,13 @@ int _gnutls_afalg_info(unsigned flags, gnutls_datum_t *out)
 				_afalg_apply_cache(&_afalg_algs[i]);
 		if (flags & 1) {
 			_afalg_calibrate_all();
-			ret = _afalg_save_cache(flags & 2);
+			saved = _afalg_save_cache(flags & 2);
 		}
 		for (i = 0; i < _afalg_algs_size; i++)
 			if (_afalg_algs[i].mode != AFALG_MODE_OFF ||
 			    _afalg_algs[i].forced)
 				_afalg_describe(&_afalg_algs[i], true, &buf);
 	}
-	if (ret == 0)
-		ret = _gnutls_buffer_to_datum(&buf, out, 1);
-	else
-		_gnutls_buffer_clear(&buf);
-	return ret;
+	ret = _gnutls_buffer_to_datum(&buf, out, 1);
+	return ret < 0 ? ret : saved;
 }

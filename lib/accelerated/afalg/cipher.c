@@ -303,7 +303,7 @@ static inline bool below_threshold(const struct afalg_alg *alg, int enc,
 				   size_t size)
 {
 	return __atomic_load_n(&alg->settled, __ATOMIC_RELAXED) &&
-	       size < __atomic_load_n(&alg->threshold[!enc], __ATOMIC_RELAXED);
+	       size < _afalg_threshold(alg, !enc);
 }
 
 /* Straight to software, with nothing to keep or to catch up: a context

@@ -158,15 +158,45 @@ static void apply(struct afalg_alg *alg, int mode, size_t size, bool sized)
 	alg->fixed_size = size;
 }
 
-/* "NAME=VALUE" for one algorithm, or a VALUE for all (name NULL); an
- * invalid entry is logged and ignored. */
+/* Starts a source of settings (the file, the environment): its entries
+ * for one algorithm win over its mode for every algorithm, wherever they
+ * stand. */
+static void start_source(void)
+{
+	unsigned i;
+
+	for (i = 0; i < _afalg_algs_size; i++)
+		_afalg_algs[i].named = false;
+}
+
+/* s[0..*len) without the blanks around it */
+static const char *trim(const char *s, size_t *len)
+{
+	while (*len > 0 && (*s == ' ' || *s == '\t')) {
+		s++;
+		(*len)--;
+	}
+	while (*len > 0 && (s[*len - 1] == ' ' || s[*len - 1] == '\t'))
+		(*len)--;
+	return s;
+}
+
+/* "NAME=VALUE" for one algorithm, or a VALUE for all (name NULL) but
+ * those this source names; an invalid entry is logged and ignored. */
 static void apply_entry(const char *name, size_t name_len, const char *value,
 			size_t len, const char *where)
 {
 	struct afalg_alg *alg = NULL;
 	size_t size = 0;
-	int mode = parse_value(value, len, &size);
+	int mode;
 	unsigned i;
+
+	if (name != NULL)
+		name = trim(name, &name_len);
+	value = trim(value, &len);
+	if (name == NULL && len == 0)
+		return; /* blanks between two commas */
+	mode = parse_value(value, len, &size);
 
 	/* an entry with an empty name is not one for every algorithm */
 	if (name != NULL &&
@@ -179,20 +209,25 @@ static void apply_entry(const char *name, size_t name_len, const char *value,
 				  name ? "=" : "", (int)len, value, where);
 		return;
 	}
+	if (alg != NULL) {
+		apply(alg, mode, size, value[0] >= '0' && value[0] <= '9');
+		alg->named = true;
+		return;
+	}
 	for (i = 0; i < _afalg_algs_size; i++)
-		if (alg == NULL || alg == &_afalg_algs[i])
+		if (!_afalg_algs[i].named)
 			apply(&_afalg_algs[i], mode, size,
 			      value[0] >= '0' && value[0] <= '9');
 }
 
-/* GNUTLS_AFALG: entries separated by commas or spaces. */
+/* GNUTLS_AFALG: entries separated by commas. */
 static void read_env(void)
 {
 	const char *s = secure_getenv("GNUTLS_AFALG"), *start, *eq;
 
+	start_source();
 	while (s != NULL && *s != 0) {
-		for (start = s, eq = NULL; *s != 0 && *s != ',' && *s != ' ';
-		     s++)
+		for (start = s, eq = NULL; *s != 0 && *s != ','; s++)
 			if (*s == '=' && eq == NULL)
 				eq = s;
 		if (eq != NULL)
@@ -222,6 +257,7 @@ static void reset_settings(void)
 		apply(&_afalg_algs[i], AFALG_MODE_AUTO, 0, false);
 		_afalg_algs[i].forced = false;
 	}
+	start_source();
 }
 
 /* An entry of [afalg]: "mode = auto" for every algorithm, "AES-128-CBC =
@@ -557,11 +593,22 @@ static int user_cache_path(char *buf, size_t size, bool *xdg)
 	return (int)strlen(base);
 }
 
+/* GNUTLS_AFALG_SYSTEM_CACHE, or the default; NULL if it is not an
+ * absolute path: a cache found where a process happens to run is
+ * nobody's. */
 static const char *system_cache_path(void)
 {
 	const char *p = secure_getenv("GNUTLS_AFALG_SYSTEM_CACHE");
 
-	return p != NULL ? p : SYSTEM_CACHE;
+	if (p == NULL || p[0] == 0)
+		return SYSTEM_CACHE;
+	if (p[0] != '/') {
+		_gnutls_debug_log("afalg: no system-wide cache: "
+				  "GNUTLS_AFALG_SYSTEM_CACHE is not an "
+				  "absolute path\n");
+		return NULL;
+	}
+	return p;
 }
 
 /* The whole of a cache file into buf (CACHE_MAX + 1 bytes),
@@ -579,8 +626,14 @@ static int read_cache_file(const char *path, char *buf)
 
 	/* not blocked by a FIFO, which is then refused */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0)
+	if (fd < 0) {
+		/* most machines have no system-wide cache: not worth a line */
+		if (errno != ENOENT)
+			_gnutls_debug_log("afalg: ignoring %s: %s\n", path,
+					  errno == ELOOP ? "a symbolic link" :
+							   strerror(errno));
 		return -1;
+	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 	    (st.st_uid != 0 && st.st_uid != geteuid()) ||
 	    (st.st_mode & (S_IWGRP | S_IWOTH)) || st.st_size > CACHE_MAX) {
@@ -735,9 +788,13 @@ void _afalg_apply_cache(struct afalg_alg *alg)
 {
 	struct afalg_driver d;
 
-	if (!alg->cached.present || source_of(alg) != AFALG_FROM_DEFAULT)
+	if (!__atomic_load_n(&alg->cached.present, __ATOMIC_RELAXED) ||
+	    source_of(alg) != AFALG_FROM_DEFAULT)
 		return;
-	alg->cached.present = false;
+	/* one thread applies it; the others go on by the defaults until it
+	 * has */
+	if (!__atomic_exchange_n(&alg->cached.present, false, __ATOMIC_RELAXED))
+		return;
 	_afalg_kernel_driver(alg->kname, &d);
 	if (d.name[0] == 0 && _afalg_kernel_probe(alg) == 0)
 		_afalg_kernel_driver(alg->kname, &d);
@@ -813,8 +870,12 @@ static int user_cache_dirs(char *path, size_t size)
 	int base = user_cache_path(path, size, &xdg);
 	char *sep;
 
-	if (base < 0)
+	if (base < 0) {
+		_gnutls_debug_log("afalg: no cache saved: neither "
+				  "XDG_CACHE_HOME nor HOME is an absolute "
+				  "path short enough\n");
 		return -1;
+	}
 	for (sep = path + base; sep != NULL; sep = strchr(sep + 1, '/')) {
 		*sep = 0;
 		ok = sep == path + base ? own_base(path, xdg) :
@@ -830,21 +891,12 @@ static int user_cache_dirs(char *path, size_t size)
 	return 0;
 }
 
-/* What this process writes in a cache: the algorithms it measured, or
- * took from a cache. */
-static bool saved(const struct afalg_alg *alg)
-{
-	enum afalg_source source = source_of(alg);
-
-	return source == AFALG_FROM_CALIBRATION || source == AFALG_FROM_CACHE;
-}
-
-/* The rows of the algorithms this process measured (under the driver the
- * kernel has now) or took from a cache (under the driver that cache
- * names: one it keeps in software is never asked of the kernel, which
- * may not have made it); written[] says which algorithms have their row
- * (a measurement without a driver to file it under replaces the old one
- * with none). */
+/* The rows of the algorithms this process measured, under the driver
+ * the kernel has now; written[] says which algorithms have their row (a
+ * measurement without a driver to file it under replaces the old one
+ * with none).  What it took from a cache is not its own: the file being
+ * replaced keeps its rows, and the other cache's (the system-wide one's
+ * in the user's) would hide that cache's next measurements. */
 static void write_rows(FILE *fp, bool *written)
 {
 	char t0[32], t1[32];
@@ -854,22 +906,14 @@ static void write_rows(FILE *fp, bool *written)
 
 	for (i = 0; i < _afalg_algs_size; i++) {
 		alg = &_afalg_algs[i];
-		if (!saved(alg))
+		if (source_of(alg) != AFALG_FROM_CALIBRATION)
 			continue;
 		written[i] = true;
-		if (source_of(alg) == AFALG_FROM_CACHE)
-			_gnutls_str_cpy(d.name, sizeof(d.name),
-					alg->cached.driver);
-		else
-			_afalg_kernel_driver(alg->kname, &d);
+		_afalg_kernel_driver(alg->kname, &d);
 		if (d.name[0] == 0)
 			continue;
-		format_threshold(t0, sizeof(t0),
-				 __atomic_load_n(&alg->threshold[0],
-						 __ATOMIC_RELAXED));
-		format_threshold(t1, sizeof(t1),
-				 __atomic_load_n(&alg->threshold[1],
-						 __ATOMIC_RELAXED));
+		format_threshold(t0, sizeof(t0), _afalg_threshold(alg, 0));
+		format_threshold(t1, sizeof(t1), _afalg_threshold(alg, 1));
 		fprintf(fp, "%s %s %s %s\n", _afalg_label(alg), d.name, t0, t1);
 	}
 }
@@ -914,6 +958,40 @@ static int save_failed(const char *path, const char *what)
 	return gnutls_assert_val(GNUTLS_E_FILE_ERROR);
 }
 
+/* The system-wide cache's name into path, whole (cut short it could
+ * name another directory's file), and its directory, made if missing
+ * (by a package's installation, say), readable by everyone. */
+static int system_cache_dir(char *path, size_t size)
+{
+	const char *name = system_cache_path();
+	char *slash;
+	int fd, ret = 0;
+
+	if (name == NULL)
+		return gnutls_assert_val(GNUTLS_E_FILE_ERROR);
+	if ((size_t)snprintf(path, size, "%s", name) >= size) {
+		errno = ENAMETOOLONG;
+		return save_failed(name, "its name");
+	}
+	slash = strrchr(path, '/');
+	if (slash == path)
+		return 0;
+	*slash = 0;
+	if (mkdir(path, 0755) == 0) {
+		/* whatever the umask; not through a link put there since */
+		fd = open(path,
+			  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fchmod(fd, 0755) < 0)
+			ret = save_failed(path, "its new directory");
+		if (fd >= 0)
+			close(fd);
+	} else if (errno != EEXIST) {
+		ret = save_failed(path, "mkdir");
+	}
+	*slash = '/';
+	return ret;
+}
+
 /* Writes the cache: a new file of its own name, renamed over the old
  * one, readable by its owner, or by everyone for the system cache. */
 int _afalg_save_cache(bool system)
@@ -924,13 +1002,8 @@ int _afalg_save_cache(bool system)
 	int fd, failed;
 
 	if (system) {
-		/* whole, or not at all: cut short it could name another
-		 * directory's file */
-		if ((size_t)snprintf(path, sizeof(path), "%s",
-				     system_cache_path()) >= sizeof(path)) {
-			errno = ENAMETOOLONG;
-			return save_failed(system_cache_path(), "its name");
-		}
+		if (system_cache_dir(path, sizeof(path)) < 0)
+			return gnutls_assert_val(GNUTLS_E_FILE_ERROR);
 	} else if (user_cache_dirs(path, sizeof(path)) < 0)
 		return gnutls_assert_val(GNUTLS_E_FILE_ERROR);
 	/* a name no other save has: not another thread's, nor one a
@@ -969,8 +1042,8 @@ static void settle(struct afalg_alg *alg)
 	/* the thresholds are final for the process: an algorithm that never
 	 * goes to the kernel can skip everything that prepares for it */
 	__atomic_store_n(&alg->soft_only,
-			 alg->threshold[0] == AFALG_NEVER &&
-				 alg->threshold[1] == AFALG_NEVER,
+			 _afalg_threshold(alg, 0) == AFALG_NEVER &&
+				 _afalg_threshold(alg, 1) == AFALG_NEVER,
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&alg->settled, true, __ATOMIC_RELAXED);
 	if (unlikely(_gnutls_log_level >= 2)) {
@@ -1001,7 +1074,7 @@ bool _afalg_caches_found(void)
 		return false;
 	if (user_cache_path(path, sizeof(path), &xdg) >= 0)
 		load_cache(path, "user", key, sizeof(key));
-	if (uncached > 0)
+	if (uncached > 0 && system_cache_path() != NULL)
 		load_cache(system_cache_path(), "system", key, sizeof(key));
 	return caches_found;
 }
@@ -1112,14 +1185,16 @@ static const char *reason(const struct afalg_alg *alg)
 		return "software: the kernel path is off (repeated failures)";
 	if (alg->mode == AFALG_MODE_KERNEL)
 		return "kernel: every operation the kernel takes";
-	if (alg->threshold[0] != AFALG_NEVER ||
-	    alg->threshold[1] != AFALG_NEVER)
+	if (_afalg_threshold(alg, 0) != AFALG_NEVER ||
+	    _afalg_threshold(alg, 1) != AFALG_NEVER)
 		return "kernel from the threshold up, software below";
 	if (source_of(alg) == AFALG_FROM_DEFAULT)
 		return "software until measured";
 	if (source_of(alg) == AFALG_FROM_FAILURE)
 		return "software: its calibration failed, the next process "
 		       "measures again";
+	if (source_of(alg) == AFALG_FROM_OVERRIDE)
+		return "software: set by the operator";
 	return alg->bypassed ? "software: it was faster at every size (not "
 			       "registered: GnuTLS's own code runs)" :
 			       "software: it was faster at every size";
@@ -1163,9 +1238,9 @@ void _afalg_describe(const struct afalg_alg *alg, bool probe,
 	_gnutls_buffer_append_printf(out, "\n  mode %s; thresholds %s ",
 				     mode_names[alg->mode],
 				     dirs[alg->family][0]);
-	describe_threshold(out, alg->threshold[0]);
+	describe_threshold(out, _afalg_threshold(alg, 0));
 	_gnutls_buffer_append_printf(out, ", %s ", dirs[alg->family][1]);
-	describe_threshold(out, alg->threshold[1]);
+	describe_threshold(out, _afalg_threshold(alg, 1));
 	_gnutls_buffer_append_printf(out, " (from %s); %s\n",
 				     _afalg_source_names[source_of(alg)],
 				     reason(alg));
