@@ -114,6 +114,7 @@ check_overrides() {
 	# blanks around a name or a value are the entry's own; an entry for
 	# one algorithm wins over a mode for every algorithm, whichever
 	# comes first; a size the operator set is said to be the operator's
+	# (18446744073709551615: SIZE_MAX, "never", where size_t has 64 bits)
 	info env "GNUTLS_AFALG=SHA256 = off , kernel,HMAC-SHA1=18446744073709551615"
 	if about SHA256 | grep -q "mode off" &&
 		about AES-128-GCM | grep -q "mode kernel" &&
@@ -162,12 +163,14 @@ check_config() {
 	else
 		fail "[afalg]: $(about AES-128-GCM)"
 	fi
-	# "mode" is the default of the section wherever it stands
-	printf '[afalg]\nHMAC-SHA256 = off\nmode = kernel\n' >"$tmp/config"
+	# "mode" is the default of the section wherever it stands; an empty
+	# one is an invalid entry
+	printf '[afalg]\nHMAC-SHA256 = off\nmode = kernel\nmode =\n' >"$tmp/config"
 	info env
 	if about HMAC-SHA256 | grep -q "mode off" &&
-		about AES-128-CBC | grep -q "mode kernel"; then
-		pass "[afalg]: an entry for one algorithm before 'mode' stands"
+		about AES-128-CBC | grep -q "mode kernel" &&
+		[ "$(logged "ignoring '' in \[afalg\]")" = 1 ]; then
+		pass "[afalg]: an entry for one algorithm before 'mode' stands; an empty mode is logged"
 	else
 		fail "[afalg] entry before 'mode': $(about HMAC-SHA256)"
 	fi
@@ -444,19 +447,19 @@ check_system_cache() {
 	# a process that measures one algorithm and takes another from the
 	# system-wide cache saves only its own in the user's, which would
 	# hide the system-wide cache's next measurement of the other
-	key=$(wanted_key "$tmp/cache8/gnutls/afalg" info env \
-		XDG_CACHE_HOME="$tmp/cache8" GNUTLS_AFALG_SYSTEM_CACHE="$tmp/none")
-	rm -f "$tmp/cache8/gnutls/afalg"
+	key=$(wanted_key "$tmp/cache14/gnutls/afalg" info env \
+		XDG_CACHE_HOME="$tmp/cache14" GNUTLS_AFALG_SYSTEM_CACHE="$tmp/none")
+	rm -f "$tmp/cache14/gnutls/afalg"
 	printf 'gnutls-afalg-cache 1\n%s\nSHA256 sha256-x never never\n' "$key" >"$tmp/system8"
 	chmod 644 "$tmp/system8"
-	system_cache=$tmp/system8 policy_case cache8 off,AES-128-GCM=auto,SHA256=auto \
+	system_cache=$tmp/system8 policy_case cache14 off,AES-128-GCM=auto,SHA256=auto \
 		"auto calibrates after 16 MiB"
 	if ! grep -q "^PASS" "$tmp/out" ||
 		[ "$(logged 'SHA256: thresholds from the system cache')" = 0 ] ||
-		! grep -q '^AES-128-GCM ' "$tmp/cache8/gnutls/afalg"; then
+		! grep -q '^AES-128-GCM ' "$tmp/cache14/gnutls/afalg"; then
 		fail "calibration beside the system-wide cache: $(grep -E 'thresholds (from|saved)' "$tmp/log" | tr '\n' ' ')"
-	elif grep -q '^SHA256 ' "$tmp/cache8/gnutls/afalg"; then
-		fail "the system-wide cache's row was copied into the user's: $(tail -n +3 "$tmp/cache8/gnutls/afalg" | tr '\n' ' ')"
+	elif grep -q '^SHA256 ' "$tmp/cache14/gnutls/afalg"; then
+		fail "the system-wide cache's row was copied into the user's: $(tail -n +3 "$tmp/cache14/gnutls/afalg" | tr '\n' ' ')"
 	else
 		pass "a save writes the measurements of its own process, not the system-wide cache's"
 	fi
@@ -480,8 +483,8 @@ check_system_cache() {
 #   installation has no /var/cache/gnutls), readable by everyone;
 # - a save that fails still prints what was measured, and exits with 1;
 # - without HOME (and XDG_CACHE_HOME) the log says why nothing is saved;
-# - a GNUTLS_AFALG_SYSTEM_CACHE that is not an absolute path is no
-#   cache: neither read nor written, and the log says so;
+# - a GNUTLS_AFALG_SYSTEM_CACHE that is not the absolute path of a
+#   file is no cache: neither read nor written, and the log says so;
 # - a user's cache that is a symbolic link is ignored with a line.
 check_cache_places() {
 	local only=off,SHA256=auto rc d=$tmp/places
@@ -509,6 +512,7 @@ check_cache_places() {
 	fi
 	pass "a save that fails prints what was measured and exits with 1"
 	env -u HOME -u XDG_CACHE_HOME GNUTLS_AFALG=$only GNUTLS_DEBUG_LEVEL=2 \
+		GNUTLS_SYSTEM_PRIORITY_FILE="$tmp/none" \
 		GNUTLS_AFALG_SYSTEM_CACHE="$tmp/none" "$tool" --calibrate \
 		>"$tmp/out" 2>"$tmp/log"
 	rc=$?
@@ -521,7 +525,7 @@ check_cache_places() {
 	(cd "$d" && info env GNUTLS_AFALG=$only XDG_CACHE_HOME="$tmp/none" \
 		GNUTLS_AFALG_SYSTEM_CACHE=relative)
 	if ! about SHA256 | grep -q "(from default)" ||
-		[ "$(logged 'GNUTLS_AFALG_SYSTEM_CACHE is not an absolute path')" = 0 ]; then
+		[ "$(logged 'GNUTLS_AFALG_SYSTEM_CACHE is not the absolute path of a file')" = 0 ]; then
 		fail "a relative system-wide cache was read: $(about SHA256)"
 		return
 	fi
@@ -533,7 +537,15 @@ check_cache_places() {
 		fail "a relative system-wide cache: rc $rc, $(ls "$d")"
 		return
 	fi
-	pass "a relative GNUTLS_AFALG_SYSTEM_CACHE is neither read nor written"
+	mkdir "$d/sl"
+	"${run[@]}" GNUTLS_AFALG_SYSTEM_CACHE="$d/sl/afalg/" \
+		"$tool" --calibrate --system >"$tmp/out" 2>"$tmp/log"
+	rc=$?
+	if [ "$rc" != 1 ] || [ -e "$d/sl/afalg" ]; then
+		fail "a system-wide cache named 'dir/': rc $rc, $(ls -l "$d/sl")"
+		return
+	fi
+	pass "a relative GNUTLS_AFALG_SYSTEM_CACHE is neither read nor written, one named 'dir/' makes nothing"
 	mkdir -p "$d/user/gnutls"
 	cp "$d/var/gnutls/afalg" "$d/target"
 	chmod 600 "$d/target"

@@ -194,8 +194,6 @@ static void apply_entry(const char *name, size_t name_len, const char *value,
 	if (name != NULL)
 		name = trim(name, &name_len);
 	value = trim(value, &len);
-	if (name == NULL && len == 0)
-		return; /* blanks between two commas */
 	mode = parse_value(value, len, &size);
 
 	/* an entry with an empty name is not one for every algorithm */
@@ -220,21 +218,25 @@ static void apply_entry(const char *name, size_t name_len, const char *value,
 			      value[0] >= '0' && value[0] <= '9');
 }
 
-/* GNUTLS_AFALG: entries separated by commas. */
+/* GNUTLS_AFALG: entries separated by commas; blanks alone between two
+ * are none. */
 static void read_env(void)
 {
 	const char *s = secure_getenv("GNUTLS_AFALG"), *start, *eq;
+	size_t len;
 
 	start_source();
 	while (s != NULL && *s != 0) {
 		for (start = s, eq = NULL; *s != 0 && *s != ','; s++)
 			if (*s == '=' && eq == NULL)
 				eq = s;
+		len = s - start;
+		start = trim(start, &len);
 		if (eq != NULL)
 			apply_entry(start, eq - start, eq + 1, s - eq - 1,
 				    "GNUTLS_AFALG");
-		else if (s > start)
-			apply_entry(NULL, 0, start, s - start, "GNUTLS_AFALG");
+		else if (len > 0)
+			apply_entry(NULL, 0, start, len, "GNUTLS_AFALG");
 		if (*s != 0)
 			s++;
 	}
@@ -593,19 +595,22 @@ static int user_cache_path(char *buf, size_t size, bool *xdg)
 	return (int)strlen(base);
 }
 
-/* GNUTLS_AFALG_SYSTEM_CACHE, or the default; NULL if it is not an
- * absolute path: a cache found where a process happens to run is
- * nobody's. */
+/* GNUTLS_AFALG_SYSTEM_CACHE (empty: unset), or the default; NULL if it
+ * is not the absolute path of a file: a cache found where a process
+ * happens to run is nobody's, and a save to "dir/" would make the
+ * directory where the file goes. */
 static const char *system_cache_path(void)
 {
-	const char *p = secure_getenv("GNUTLS_AFALG_SYSTEM_CACHE");
+	const char *p = secure_getenv("GNUTLS_AFALG_SYSTEM_CACHE"), *last;
 
 	if (p == NULL || p[0] == 0)
 		return SYSTEM_CACHE;
-	if (p[0] != '/') {
+	last = strrchr(p, '/');
+	if (p[0] != '/' || last[1] == 0 || strcmp(last, "/.") == 0 ||
+	    strcmp(last, "/..") == 0) {
 		_gnutls_debug_log("afalg: no system-wide cache: "
-				  "GNUTLS_AFALG_SYSTEM_CACHE is not an "
-				  "absolute path\n");
+				  "GNUTLS_AFALG_SYSTEM_CACHE is not the "
+				  "absolute path of a file\n");
 		return NULL;
 	}
 	return p;
@@ -964,6 +969,7 @@ static int save_failed(const char *path, const char *what)
 static int system_cache_dir(char *path, size_t size)
 {
 	const char *name = system_cache_path();
+	struct stat st;
 	char *slash;
 	int fd, ret = 0;
 
@@ -987,6 +993,10 @@ static int system_cache_dir(char *path, size_t size)
 			close(fd);
 	} else if (errno != EEXIST) {
 		ret = save_failed(path, "mkdir");
+	} else if (stat(path, &st) == 0 && (st.st_mode & 05) != 05) {
+		_gnutls_debug_log("afalg: %s is not open to everyone: other "
+				  "users cannot read the cache\n",
+				  path);
 	}
 	*slash = '/';
 	return ret;
@@ -1068,14 +1078,15 @@ static void settle(struct afalg_alg *alg)
 bool _afalg_caches_found(void)
 {
 	char key[512] = "", path[512];
+	const char *system;
 	bool xdg;
 
 	if (uncached == 0)
 		return false;
 	if (user_cache_path(path, sizeof(path), &xdg) >= 0)
 		load_cache(path, "user", key, sizeof(key));
-	if (uncached > 0 && system_cache_path() != NULL)
-		load_cache(system_cache_path(), "system", key, sizeof(key));
+	if (uncached > 0 && (system = system_cache_path()) != NULL)
+		load_cache(system, "system", key, sizeof(key));
 	return caches_found;
 }
 
