@@ -21,22 +21,18 @@
 #ifndef GNUTLS_LIB_ACCELERATED_AFALG_H
 #define GNUTLS_LIB_ACCELERATED_AFALG_H
 
+#include <gnutls/gnutls.h>
+
 #ifdef ENABLE_AFALG
 int _gnutls_afalg_init(void);
 void _gnutls_afalg_deinit(void);
 
 /* An entry of the [afalg] section of the system configuration, from
- * priority.c while it loads the file (see policy.c). */
+ * priority.c while it loads the file (see settings.c). */
 void _gnutls_afalg_config(const char *name, const char *value);
 
-/* For tests only: makes a chosen kernel call fail (see kernel.c). */
-int _gnutls_afalg_fault(const char *spec);
-
-/* For tests only: the times calibration sees (see calibrate.c). */
-int _gnutls_afalg_clock(const char *spec);
-
-/* For afalgtool: what each algorithm does and why (see afalg.c). */
-int _gnutls_afalg_info(unsigned flags, gnutls_datum_t *out);
+/* For afalgtool: the settings of every algorithm (see afalg.c). */
+int _gnutls_afalg_info(gnutls_datum_t *out);
 #else
 inline static int _gnutls_afalg_init(void)
 {

@@ -18,31 +18,24 @@
  *
  */
 
-/* Registration of the kernel crypto API (AF_ALG) backend.  Each algorithm
- * of the table that the operator has not turned off is registered ahead
- * of what GnuTLS had for it, and what GnuTLS had becomes its software
- * path; but an algorithm in auto mode that a cache keeps in software at
- * every size is left to what GnuTLS had.  Nothing is asked of the kernel
- * here beyond one socket() call, and not that when a cache has a
- * measurement: an algorithm is bound the first time an operation goes to
- * the kernel.
- *
- * GNUTLS_AFALG is a comma-separated list: a mode for every algorithm
- * (off, auto or kernel; default auto) and NAME=MODE for one, which wins
- * over it wherever it stands, e.g.
- * "auto,AES-128-CBC=kernel,HMAC-SHA256=off"; it wins over the [afalg]
- * section of the system configuration, which priority.c hands over
- * (_gnutls_afalg_config()).  In FIPS mode the module stays off unless
- * the operator names "kernel". */
+/* Registration of the kernel crypto API (AF_ALG) backend.  An algorithm
+ * is registered only where the operator's settings send some of its
+ * operations to the kernel (settings.c); it is then asked first, ahead of
+ * what GnuTLS had for it, which becomes its software path.  Every other
+ * algorithm runs GnuTLS's own code, with nothing of the module in
+ * between.  With nothing to register, the module makes no system call;
+ * otherwise one socket() call tells whether the kernel has AF_ALG.  In
+ * FIPS mode nothing is registered: the kernel is outside GnuTLS's module
+ * boundary. */
 
 #include "config.h"
 #include "afalg-int.h"
 #include "afalg-compat.h"
 #include "errors.h"
 #include "fips.h"
-#include "crypto.h"
-#include <accelerated/afalg.h>
+#include "accelerated/afalg.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const char *const family_names[] = {
@@ -52,18 +45,14 @@ static const char *const family_names[] = {
 	[AFALG_DIGEST] = "digest",
 };
 
-static const gnutls_crypto_cipher_st *cipher_ops(const struct afalg_alg *alg)
+static bool wanted(const struct afalg_alg *alg)
 {
-	if (alg->family == AFALG_CIPHER)
-		return &_afalg_cipher_ops;
-	if (alg->soft.cipher->setiv == NULL)
-		return &_afalg_aead_oneshot_ops;
-	return &_afalg_aead_ops;
+	return !alg->off && (alg->threshold[0] != AFALG_NEVER ||
+			     alg->threshold[1] != AFALG_NEVER);
 }
 
-/* What GnuTLS has for the algorithm becomes its software path: at
- * registration, or (an algorithm left to GnuTLS) to calibrate it. */
-void _afalg_take_software(struct afalg_alg *alg)
+/* What GnuTLS has for the algorithm becomes its software path. */
+static void take_software(struct afalg_alg *alg)
 {
 	switch (alg->family) {
 	case AFALG_CIPHER:
@@ -88,11 +77,18 @@ void _afalg_take_software(struct afalg_alg *alg)
 /* The module in front of the software path. */
 static int register_alg(struct afalg_alg *alg)
 {
+	const gnutls_crypto_cipher_st *ops = &_afalg_cipher_ops;
+
 	switch (alg->family) {
-	case AFALG_CIPHER:
 	case AFALG_AEAD:
+		/* one-shot only where software is (x86 CCM) */
+		ops = alg->soft.cipher->setiv == NULL ?
+			      &_afalg_aead_oneshot_ops :
+			      &_afalg_aead_ops;
+		/* fall through */
+	case AFALG_CIPHER:
 		return gnutls_crypto_single_cipher_register(
-			alg->id, AFALG_PRIORITY, cipher_ops(alg), 0);
+			alg->id, AFALG_PRIORITY, ops, 0);
 	case AFALG_MAC:
 		return gnutls_crypto_single_mac_register(
 			alg->id, AFALG_PRIORITY, &_afalg_mac_ops, 0);
@@ -103,118 +99,122 @@ static int register_alg(struct afalg_alg *alg)
 	return gnutls_assert_val(GNUTLS_E_INTERNAL_ERROR);
 }
 
-/* Called once per gnutls_global_init(): after the system configuration
- * is loaded, or in FIPS mode before the self-tests (lib/global.c). */
+static void format_threshold(char *buf, size_t size, size_t t)
+{
+	if (t == AFALG_NEVER)
+		snprintf(buf, size, "never");
+	else
+		snprintf(buf, size, "%zu", t);
+}
+
+/* Called once per gnutls_global_init(), after the system configuration
+ * is loaded (lib/global.c). */
 int _gnutls_afalg_init(void)
 {
-	unsigned i, registered = 0, bypassed = 0;
+	char t0[32], t1[32];
+	unsigned i, n = 0;
 	int ret;
 
-	/* nothing to do if every algorithm is off, or if this is a second
-	 * initialisation */
-	if (_afalg_read_settings() == 0)
+	_afalg_settings_apply();
+	for (i = 0; i < _afalg_algs_size; i++) {
+		_afalg_algs[i].registered = false;
+		gnutls_atomic_init(&_afalg_algs[i].absent);
+		gnutls_atomic_init(&_afalg_algs[i].kernel_ops);
+		gnutls_atomic_init(&_afalg_algs[i].soft_ops);
+		n += wanted(&_afalg_algs[i]);
+	}
+	if (n == 0) {
+		_gnutls_debug_log("afalg: no algorithm is set to use the "
+				  "kernel: nothing registered\n");
+		return 0;
+	}
+	if (_gnutls_fips_mode_enabled()) {
+		_gnutls_debug_log("afalg: FIPS mode: nothing registered\n");
+		return 0;
+	}
+	if (!_afalg_kernel_present())
 		return 0;
 	_afalg_index();
-	if (!_afalg_caches_found() && !_afalg_kernel_present())
-		return 0;
-	_afalg_kernel_atfork();
 
 	for (i = 0; i < _afalg_algs_size; i++) {
 		struct afalg_alg *alg = &_afalg_algs[i];
 
-		if (alg->mode == AFALG_MODE_OFF)
+		if (!wanted(alg))
 			continue;
-		if (_afalg_cached_software(alg)) {
-			bypassed++;
-			continue;
-		}
-		_afalg_take_software(alg);
+		take_software(alg);
 		ret = register_alg(alg);
 		if (ret < 0) {
 			_gnutls_debug_log("afalg: cannot register %s: %s\n",
-					  _afalg_label(alg),
-					  gnutls_strerror(ret));
+					  alg->label, gnutls_strerror(ret));
 			continue;
 		}
 		alg->registered = true;
-		registered++;
-		_gnutls_debug_log("afalg: registered %s %s (%s), mode %s\n",
-				  family_names[alg->family], _afalg_label(alg),
-				  alg->kname, _afalg_mode_name(alg));
+		format_threshold(t0, sizeof(t0), alg->threshold[0]);
+		format_threshold(t1, sizeof(t1), alg->threshold[1]);
+		_gnutls_debug_log("afalg: registered %s %s (%s), kernel from "
+				  "%s/%s bytes\n",
+				  family_names[alg->family], alg->label,
+				  alg->kname, t0, t1);
 	}
-	_gnutls_debug_log("afalg: %u of %u algorithms registered, %u left to "
-			  "GnuTLS's own code by the cache\n",
-			  registered, _afalg_algs_size, bypassed);
 	return 0;
 }
 
-/* The statistics say which path carried the work; tests read them from
- * the debug log (GNUTLS_DEBUG_LEVEL=2). */
+/* Which path carried the work; tests read it from the debug log
+ * (GNUTLS_DEBUG_LEVEL=2). */
 static void log_stats(void)
 {
 	unsigned i;
 
 	for (i = 0; i < _afalg_algs_size; i++) {
-		const struct afalg_alg *alg = &_afalg_algs[i];
-		unsigned long kernel_ops, soft_ops;
+		struct afalg_alg *alg = &_afalg_algs[i];
+		unsigned kernel_ops = gnutls_atomic_val(&alg->kernel_ops);
+		unsigned soft_ops = gnutls_atomic_val(&alg->soft_ops);
 
-		kernel_ops =
-			__atomic_load_n(&alg->kernel_ops, __ATOMIC_RELAXED);
-		soft_ops = __atomic_load_n(&alg->soft_ops, __ATOMIC_RELAXED);
 		if (!alg->registered || kernel_ops + soft_ops == 0)
 			continue;
 		_gnutls_debug_log(
-			"afalg: stats %s %s: %lu kernel, %lu software\n",
+			"afalg: stats %s %s: %u kernel, %u software\n",
 			family_names[alg->family], _afalg_name(alg), kernel_ops,
 			soft_ops);
 	}
 }
 
-/* What a registration leaves is reset by the next one (policy.c), so
- * that a process that did nothing does nothing here. */
 void _gnutls_afalg_deinit(void)
 {
-	_afalg_release_settings();
-	_afalg_kernel_deinit();
+	unsigned i;
+
 	if (unlikely(_gnutls_log_level >= 2))
 		log_stats();
+	for (i = 0; i < _afalg_algs_size; i++)
+		_afalg_algs[i].registered = false;
+	_afalg_settings_release();
 }
 
-/* For the afalgtool command: a description of every algorithm, after
- * calibrating them (flags & 1) and saving the thresholds in the
- * system-wide cache (flags & 2) or the user's.  A save that failed
- * returns GNUTLS_E_FILE_ERROR with the description, which has what was
- * measured. */
-int _gnutls_afalg_info(unsigned flags, gnutls_datum_t *out)
+/* For afalgtool: a line per algorithm, "LABEL FAMILY KERNEL-NAME
+ * off|on THRESHOLD THRESHOLD registered|-", each threshold a number of
+ * bytes or "never". */
+int _gnutls_afalg_info(gnutls_datum_t *out)
 {
 	gnutls_buffer_st buf;
+	char t0[32], t1[32];
 	unsigned i;
-	int ret, saved = 0;
+	int ret = 0;
 
 	_gnutls_buffer_init(&buf);
-	for (i = 0; i < _afalg_algs_size; i++)
-		if (_afalg_algs[i].registered || _afalg_algs[i].bypassed)
-			break;
-	if (i == _afalg_algs_size) {
-		_gnutls_buffer_append_str(
-			&buf, "afalg: no algorithm registered (no AF_ALG, "
-			      "FIPS mode, or GNUTLS_AFALG=off)\n");
-	} else {
-		/* a cache lets the module register without asking the
-		 * kernel: the description says whether it has AF_ALG */
-		_afalg_kernel_present();
-		for (i = 0; i < _afalg_algs_size; i++)
-			if (_afalg_algs[i].registered)
-				_afalg_apply_cache(&_afalg_algs[i]);
-		if (flags & 1) {
-			_afalg_calibrate_all();
-			saved = _afalg_save_cache(flags & 2);
-		}
-		for (i = 0; i < _afalg_algs_size; i++)
-			if (_afalg_algs[i].mode != AFALG_MODE_OFF ||
-			    _afalg_algs[i].forced)
-				_afalg_describe(&_afalg_algs[i], true, &buf);
+	for (i = 0; i < _afalg_algs_size && ret >= 0; i++) {
+		const struct afalg_alg *alg = &_afalg_algs[i];
+
+		format_threshold(t0, sizeof(t0), alg->threshold[0]);
+		format_threshold(t1, sizeof(t1), alg->threshold[1]);
+		ret = _gnutls_buffer_append_printf(
+			&buf, "%s %s %s %s %s %s %s\n", alg->label,
+			family_names[alg->family], alg->kname,
+			alg->off ? "off" : "on", t0, t1,
+			alg->registered ? "registered" : "-");
 	}
-	ret = _gnutls_buffer_to_datum(&buf, out, 1);
-	return ret < 0 ? ret : saved;
+	if (ret < 0) {
+		_gnutls_buffer_clear(&buf);
+		return gnutls_assert_val(GNUTLS_E_MEMORY_ERROR);
+	}
+	return _gnutls_buffer_to_datum(&buf, out, 1);
 }

@@ -19,11 +19,12 @@
  */
 
 /* The algorithms the module can hand to the kernel.  Adding an algorithm
- * is adding a row: registration, the software path and the statistics are
- * all driven by this table. */
+ * is adding a row: settings, registration, the software path and the
+ * statistics are all driven by this table. */
 
 #include "config.h"
 #include "afalg-int.h"
+#include "c-strcase.h"
 
 #include <string.h>
 
@@ -183,13 +184,16 @@ bool _afalg_nonce_ok(const struct afalg_alg *alg, size_t nonce_size)
 	return nonce_size == alg->iv_size;
 }
 
-/* The name an operator uses for the algorithm (GNUTLS_AFALG, the cache):
- * GnuTLS's own, except for MACs, whose HMAC names would be those of the
- * digests.  It is in the table, not looked up: the settings and the
- * cache are matched against it at start-up. */
-const char *_afalg_label(const struct afalg_alg *alg)
+/* The row an operator's name stands for (the label, in any case). */
+struct afalg_alg *_afalg_find_label(const char *s, size_t len)
 {
-	return alg->label;
+	unsigned i;
+
+	for (i = 0; i < _afalg_algs_size; i++)
+		if (strlen(_afalg_algs[i].label) == len &&
+		    c_strncasecmp(s, _afalg_algs[i].label, len) == 0)
+			return &_afalg_algs[i];
+	return NULL;
 }
 
 /* The IV the kernel takes: the nonce, but for CCM the first counter

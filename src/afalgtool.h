@@ -1,0 +1,60 @@
+/*
+ * Copyright (C) 2026 gnutls-afalg contributors
+ *
+ * This file is part of GnuTLS.
+ *
+ * GnuTLS is free software: you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation, either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * GnuTLS is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <https://www.gnu.org/licenses/>.
+ */
+
+#ifndef GNUTLS_SRC_AFALGTOOL_H
+#define GNUTLS_SRC_AFALGTOOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define NEVER SIZE_MAX
+#define MAX_ALGS 32
+#define N_SIZES 7 /* the sizes a calibration measures */
+
+/* An algorithm of the backend, as the library has it. */
+struct alg {
+	char label[32];
+	char family[8];
+	char kname[64];
+	bool off;
+	size_t setting[2];
+	bool registered;
+	int bound; /* binding kname: 0, or the errno */
+	/* calibration */
+	bool measured;
+	const char *failure;
+	size_t found[2];
+	double ratio[2][N_SIZES];
+};
+
+extern struct alg algs[MAX_ALGS];
+extern unsigned n_algs;
+
+void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void read_info(void);
+bool is_hash(const struct alg *a);
+const char *dir_name(const struct alg *a, int dir);
+void format_value(char *buf, size_t size, bool off, const size_t *t);
+
+/* afalgtool-calibrate.c: --calibrate, and the processes it measures in */
+int calibrate_main(int afalg);
+int calibration_worker(void);
+
+#endif /* GNUTLS_SRC_AFALGTOOL_H */
