@@ -3,9 +3,10 @@
  *
  *   init [KEYSIZE]         gnutls_aead_cipher_init() with a new key
  *   setkey [KEYSIZE]       gnutls_aead_cipher_set_key()
- *   seal LEN [aad=N] [nonce=N] [inplace] [offset=K] [nonceout]
+ *   seal LEN [aad=N] [nonce=N] [inplace] [offset=K] [nonceout] [times=N]
  *                          gnutls_aead_cipher_encrypt(); nonceout: the
- *                          nonce is read from where the output goes
+ *                          nonce is read from where the output goes;
+ *                          times: N messages one after another
  *   sealv LEN [aad=N] [pieces=N]   gnutls_aead_cipher_encryptv()
  *   sealv2 LEN [aad=N]     gnutls_aead_cipher_encryptv2(), in place
  *   open [inplace] [offset=K] [nonceout] [short] [null]
@@ -159,7 +160,20 @@ static int expect_sealed(struct run *r, const struct step *s, struct message *m,
 		       m->len + tag_size(r));
 }
 
+static int seal_once(struct run *r, const struct step *s);
+
+/* "times=N": N messages, one after another (an application's calls) */
 static int step_seal(struct run *r, const struct step *s)
+{
+	long i, n = flag_num(s, "times", 1);
+	int ret = 0;
+
+	for (i = 0; i < n && ret == 0; i++)
+		ret = seal_once(r, s);
+	return ret;
+}
+
+static int seal_once(struct run *r, const struct step *s)
 {
 	struct aead *x = r->fam;
 	struct message *m = &x->last;

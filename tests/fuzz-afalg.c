@@ -2,7 +2,7 @@
  * libFuzzer target: the input is a small program run through the public
  * GnuTLS API on one algorithm of the module, every result compared byte
  * for byte with Nettle (tests/reference.h), with kernel faults injected
- * through the module's test seam.  A mismatch, a wrong error code, a
+ * by the test's own seam over the C library's calls (seam.h).  A mismatch, a wrong error code, a
  * refused valid message or an accepted forged one aborts (libFuzzer then
  * keeps the input as crash-*); so do the sanitizers' reports.
  *
@@ -11,8 +11,8 @@
  * the input), then operations until the input ends, each an opcode byte
  * and its operands:
  *
- *   every family   fault CALL ERRNO SKIP COUNT   (_gnutls_afalg_fault())
- *                  clear                         (_gnutls_afalg_fault(NULL))
+ *   every family   fault CALL ERRNO SKIP COUNT   (seam_fault())
+ *                  clear                         (seam_fault(NULL))
  *   CBC, XTS       encrypt or decrypt SIZE PIECES SPLITS... FLAGS
  *                  set-iv, new context (a new key)
  *   AEAD           seal and open NONCE AAD SIZE TAG FLAGS (in place,
@@ -22,11 +22,9 @@
  *                  the copy, _fast() SIZE, new context (HMAC: new key)
  *
  * Sizes are small (mostly below 4 KiB, a few around the kernel's 64 KiB
- * request limit) so that a run is quick under emulation.  Once a fault
- * has been set, hash messages stay within what the module can replay
- * (AFALG_HASH_REPLAY, 64 KiB): past that a kernel failure may lose a
- * message on purpose (the library then goes into its error state), which
- * is not a bug.
+ * request limit, the most a hash message the module holds for the
+ * kernel) so that a run is quick under emulation.  No fault may lose a
+ * message, nor put the library into its error state.
  *
  * Environment: FUZZ_MODULE=1 says that the module is in front of every
  * algorithm (GNUTLS_AFALG=kernel on a kernel with AF_ALG).  Then a failed
@@ -40,7 +38,6 @@
  */
 
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -50,16 +47,14 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/crypto.h>
 #include "reference.h"
+#include "seam.h"
 
 #define BLOCK 16
 #define MAX_OPS 48 /* per input */
 #define MAX_AAD 600
-#define HASH_REPLAY (64 * 1024) /* the module's AFALG_HASH_REPLAY */
-#define HASH_MAX (3 * HASH_REPLAY)
+#define HASH_MAX (3 * 64 * 1024) /* past the 64 KiB the module holds */
 
-typedef int fault_fn(const char *spec);
 
-static fault_fn *set_fault;
 static int module_in_front;
 
 /* ---- reading the program ----------------------------------------------- */
@@ -105,7 +100,6 @@ struct fz {
 	struct rng rng;
 	unsigned op;
 	const char *what; /* the current operation, for reports */
-	int faulted; /* a fault was set by this input */
 	uint8_t key[REF_MAX_HMAC_KEY];
 	size_t key_len;
 
@@ -171,12 +165,6 @@ static uint8_t *random_bytes(size_t len)
 
 /* ---- faults ------------------------------------------------------------ */
 
-static int hash_over_replay(void)
-{
-	return (fz.m[0].live && fz.m[0].len > HASH_REPLAY) ||
-	       (fz.m[1].live && fz.m[1].len > HASH_REPLAY);
-}
-
 static void op_fault(struct prog *g)
 {
 	static const char *const calls[] = { "socket", "bind",	 "accept",
@@ -190,21 +178,16 @@ static void op_fault(struct prog *g)
 	unsigned count = u8(g) % 4;
 
 	fz.what = "fault";
-	/* a message past the replay limit may be lost to a fault */
-	if (set_fault == NULL || hash_over_replay())
-		return;
 	snprintf(spec, sizeof(spec), "%s:%s:%u:%u", calls[c], errs[e], skip,
 		 count);
-	if (set_fault(spec) < 0)
-		failure("the module refused the fault %s", spec);
-	fz.faulted = 1;
+	if (seam_fault(spec) < 0)
+		failure("the seam refused the fault %s", spec);
 }
 
 static void op_clear(void)
 {
 	fz.what = "clear";
-	if (set_fault != NULL)
-		set_fault(NULL);
+	seam_fault(NULL);
 }
 
 /* ---- CBC and XTS ------------------------------------------------------- */
@@ -546,7 +529,7 @@ static void op_update(struct prog *g)
 	uint8_t *data;
 
 	fz.what = "update";
-	room = (fz.faulted ? HASH_REPLAY : HASH_MAX) - m->len;
+	room = HASH_MAX - m->len;
 	if (len > room)
 		len = room;
 	data = random_bytes(len);
@@ -703,14 +686,19 @@ static void step(struct prog *g)
 
 static void finish(void)
 {
+	gnutls_hash_hd_t h;
+
 	if (fz.ch != NULL)
 		gnutls_cipher_deinit(fz.ch);
 	if (fz.ah != NULL)
 		gnutls_aead_cipher_deinit(fz.ah);
 	msg_free(&fz.m[0]);
 	msg_free(&fz.m[1]);
-	if (set_fault != NULL)
-		set_fault(NULL);
+	seam_fault(NULL);
+	/* an accelerator must never stop the library */
+	if (gnutls_hash_init(&h, GNUTLS_DIG_SHA256) < 0)
+		failure("the library is in its error state");
+	gnutls_hash_deinit(h, NULL);
 }
 
 /* At exit, so that the module logs its statistics (which run-test reads:
@@ -736,11 +724,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	}
 	atexit(deinit);
-	/* exported by a libgnutls built with the module */
-	set_fault = (fault_fn *)dlsym(RTLD_DEFAULT, "_gnutls_afalg_fault");
 	module_in_front = env != NULL && strcmp(env, "1") == 0;
-	fprintf(stderr, "fuzz-afalg, fault injection %s\n",
-		set_fault ? "on" : "off (no _gnutls_afalg_fault)");
 	return 0;
 }
 
@@ -757,8 +741,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; i < 8; i++)
 		seed = seed << 8 | u8(&g);
 	rng_seed(&fz.rng, seed, fz.a->name);
-	if (set_fault != NULL)
-		set_fault(NULL);
+	seam_fault(NULL);
 
 	if (ref_is_cipher(fz.a))
 		cipher_new();

@@ -7,7 +7,7 @@
 #
 #   PEERS   cli-accel     accel gnutls-cli   -> tls-echo on the accel libgnutls
 #           cli-openssl   accel gnutls-cli   -> openssl s_server
-#           cli-stock     accel gnutls-cli   -> tls-echo on the stock libgnutls
+#           cli-stock     accel gnutls-cli   -> tls-echo on Debian's libgnutls
 #           openssl-serv  openssl s_client   -> tls-echo on the accel libgnutls
 #   PROTO   tls1.3 or tls1.2 (TLS 1.2: ECDHE-ECDSA suites)
 #   CIPHER  AES-128-GCM, AES-256-GCM, CHACHA20-POLY1305, AES-128-CCM, and for
@@ -17,8 +17,8 @@
 # Environment:
 #   ACCEL_BIN        directory of the accel gnutls-cli; its libgnutls is in
 #                    ACCEL_BIN/../lib (the test is skipped when it is not set)
-#   STOCK_BIN        directory of the stock GnuTLS programs; its libgnutls is
-#                    in STOCK_BIN/../lib (cli-stock only; skipped if unset)
+#   STOCK_LIB        directory of a stock libgnutls (cli-stock only; default:
+#                    the system's, Debian's own build of the same release)
 #   TLS_ECHO         the tls-echo program (tests/tls-echo.c; skipped if
 #                    unset), the server of every case but cli-openssl
 #   INTEROP_TIMEOUT  seconds after which the test is failed as hung
@@ -158,9 +158,10 @@ accel_lib=$ACCEL_BIN/../lib
 cli=$ACCEL_BIN/gnutls-cli
 case $peers in
 cli-stock)
-	[ -n "${STOCK_BIN:-}" ] || skip "STOCK_BIN is not set"
-	serv_lib=$STOCK_BIN/../lib
-	server_name="tls-echo (stock libgnutls)"
+	serv_lib=${STOCK_LIB:-$(ldconfig -p | awk '$1 == "libgnutls.so.30" && /x86-64/ { print $NF; exit }')}
+	[ -n "$serv_lib" ] || skip "no libgnutls.so.30 of the system's"
+	[ -d "$serv_lib" ] || serv_lib=$(dirname "$(readlink -f "$serv_lib")")
+	server_name="tls-echo (Debian's libgnutls)"
 	;;
 cli-accel | openssl-serv)
 	serv_lib=$accel_lib
