@@ -37,9 +37,8 @@
 #define AF_ALG 38
 #endif
 
-/* in libgnutls, GNUTLS_PRIVATE_3_4 */
-int _gnutls_afalg_fault(const char *spec);
-int _gnutls_afalg_info(unsigned flags, gnutls_datum_t *out);
+/* in libgnutls, GNUTLS_PRIVATE_3_4: a line per algorithm */
+int _gnutls_afalg_info(gnutls_datum_t *out);
 
 /* Whether this kernel offers AF_ALG sockets at all. */
 inline static int afalg_available(void)
