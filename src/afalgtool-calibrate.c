@@ -420,7 +420,7 @@ static void calibrate(int afalg, bool cpu, const char *algorithms)
 			a->failure = calibrate_dir(&soft, &kernel, a, dir);
 		clock_gettime(CLOCK_MONOTONIC, &end);
 		a->measured = a->failure == NULL;
-		format_value(value, sizeof(value), false, a->found);
+		format_value(value, sizeof(value), false, a->found, a->driver);
 		if (a->measured)
 			fprintf(stderr, "afalgtool: %s: %s (%.1f s)\n",
 				a->label, value,
@@ -465,11 +465,13 @@ static void write_section(FILE *fp)
 					fprintf(fp, " %.2f", a->ratio[dir][j]);
 				fprintf(fp, "\n");
 			}
-			format_value(value, sizeof(value), false, a->found);
+			format_value(value, sizeof(value), false, a->found,
+				     a->driver);
 		} else {
 			if (a->failure != NULL)
 				fprintf(fp, "# %s: %s\n", a->label, a->failure);
-			format_value(value, sizeof(value), a->off, a->setting);
+			format_value(value, sizeof(value), a->off, a->setting,
+				     a->driver);
 			if (strcmp(value, "auto") == 0 && a->failure == NULL)
 				continue;
 		}

@@ -76,6 +76,7 @@ void read_info(void)
 {
 	gnutls_datum_t info;
 	char *line, *save = NULL, off[8], t0[32], t1[32], reg[16];
+	char driver[64];
 	int ret;
 
 	ret = _gnutls_afalg_info(&info);
@@ -86,9 +87,12 @@ void read_info(void)
 	     line = strtok_r(NULL, "\n", &save)) {
 		struct alg *a = &algs[n_algs];
 
-		if (sscanf(line, "%31s %7s %63s %7s %31s %31s %15s", a->label,
-			   a->family, a->kname, off, t0, t1, reg) != 7)
+		if (sscanf(line, "%31s %7s %63s %7s %31s %31s %15s %63s",
+			   a->label, a->family, a->kname, off, t0, t1, reg,
+			   driver) != 8)
 			continue;
+		snprintf(a->driver, sizeof(a->driver), "%s",
+			 strcmp(driver, "-") == 0 ? "" : driver);
 		a->off = strcmp(off, "off") == 0;
 		a->setting[0] = parse_threshold(t0);
 		a->setting[1] = parse_threshold(t1);
@@ -117,8 +121,9 @@ static int af_alg_state(void)
 	return 0;
 }
 
-/* Binds the algorithm's name once: the kernel instantiates a template
- * (ccm(aes)) only then, and /proc/crypto lists it after. */
+/* Binds the algorithm's name (or the driver the settings name) once: the
+ * kernel instantiates a template (ccm(aes)) only then, and /proc/crypto
+ * lists it after. */
 static int bind_alg(const struct alg *a)
 {
 	struct sockaddr_alg sa = { .salg_family = AF_ALG };
@@ -131,7 +136,8 @@ static int bind_alg(const struct alg *a)
 	if (fd < 0)
 		return errno;
 	snprintf((char *)sa.salg_type, sizeof(sa.salg_type), "%s", type);
-	snprintf((char *)sa.salg_name, sizeof(sa.salg_name), "%s", a->kname);
+	snprintf((char *)sa.salg_name, sizeof(sa.salg_name), "%s",
+		 a->driver[0] ? a->driver : a->kname);
 	ret = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? errno : 0;
 	close(fd);
 	return ret;
@@ -253,9 +259,11 @@ static void format_size(char *buf, size_t size, size_t t)
 }
 
 /* A setting's value, as the [afalg] section and GNUTLS_AFALG take it. */
-void format_value(char *buf, size_t size, bool off, const size_t *t)
+void format_value(char *buf, size_t size, bool off, const size_t *t,
+		  const char *driver)
 {
 	char a[32], b[32];
+	size_t len;
 
 	if (off) {
 		snprintf(buf, size, "off");
@@ -271,6 +279,9 @@ void format_value(char *buf, size_t size, bool off, const size_t *t)
 		else
 			snprintf(buf, size, "%s/%s", a, b);
 	}
+	len = strlen(buf);
+	if (!off && driver != NULL && driver[0] != 0)
+		snprintf(buf + len, size - len, "@%s", driver);
 }
 
 const char *dir_name(const struct alg *a, int dir)
@@ -294,7 +305,7 @@ static void print_path(const struct alg *a, int afalg, bool device)
 		       strerror(afalg));
 	else if (a->bound != 0)
 		printf("GnuTLS's own code: the kernel has no %s (%s)\n",
-		       a->kname, strerror(a->bound));
+		       a->driver[0] ? a->driver : a->kname, strerror(a->bound));
 	else if (a->setting[0] == NEVER && a->setting[1] == NEVER)
 		printf("GnuTLS's own code (not registered): nothing measured "
 		       "for it%s\n",
@@ -315,34 +326,55 @@ static void print_path(const struct alg *a, int afalg, bool device)
 	}
 }
 
+/* The implementation the library binds: the driver the settings name,
+ * else the highest priority; n if the named driver is not listed. */
+static unsigned in_use(const struct alg *a, const struct impl *const *d,
+		       unsigned n)
+{
+	unsigned j;
+
+	if (a->driver[0] == 0)
+		return 0;
+	for (j = 0; j < n; j++)
+		if (strcmp(d[j]->driver, a->driver) == 0)
+			break;
+	return j;
+}
+
 static void describe(int afalg)
 {
 	const struct impl *d[16];
-	char value[80];
-	unsigned i, j, n;
+	char value[160];
+	unsigned i, j, n, u;
 
 	if (afalg == 0)
 		read_proc_crypto();
 	for (i = 0; i < n_algs; i++) {
 		struct alg *a = &algs[i];
 
-		n = afalg == 0 && a->bound == 0 ?
+		n = afalg == 0 ?
 			    impls_of(a->kname, d, sizeof(d) / sizeof(d[0])) :
 			    0;
+		u = in_use(a, d, n);
 		printf("%s: kernel %s, driver ", a->label, a->kname);
-		if (n > 0)
-			print_impl(d[0]);
+		if (u < n)
+			print_impl(d[u]);
+		else if (a->driver[0])
+			printf("%s (not listed)", a->driver);
 		else
 			printf("(none)");
 		printf("\n");
-		for (j = 1; j < n; j++) {
+		for (j = 0; j < n; j++) {
+			if (j == u)
+				continue;
 			printf("  also ");
 			print_impl(d[j]);
 			printf("\n");
 		}
-		format_value(value, sizeof(value), a->off, a->setting);
+		format_value(value, sizeof(value), a->off, a->setting,
+			     a->driver);
 		printf("  setting %s; ", value);
-		print_path(a, afalg, n > 0 && is_device(d[0]));
+		print_path(a, afalg, u < n && is_device(d[u]));
 	}
 }
 

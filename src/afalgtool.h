@@ -36,7 +36,8 @@ struct alg {
 	bool off;
 	size_t setting[2];
 	bool registered;
-	int bound; /* binding kname: 0, or the errno */
+	char driver[64]; /* the driver the settings name, or "" */
+	int bound; /* binding it (or kname): 0, or the errno */
 	/* calibration */
 	bool measured;
 	const char *failure;
@@ -51,7 +52,8 @@ void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 void read_info(void);
 bool is_hash(const struct alg *a);
 const char *dir_name(const struct alg *a, int dir);
-void format_value(char *buf, size_t size, bool off, const size_t *t);
+void format_value(char *buf, size_t size, bool off, const size_t *t,
+		  const char *driver);
 
 /* afalgtool-calibrate.c: --calibrate, and the processes it measures in */
 int calibrate_main(int afalg);

@@ -272,7 +272,52 @@ check_calibrate() {
 	pass "measured AES-128-CBC and SHA256 ($got); other sections, mode 0640 and the link kept; HMAC-SHA1 off from the environment; read back by the library"
 }
 
-checks=(startup labels variable file reinit fips no_files exports
+# VALUE@DRIVER binds an implementation by its driver's name, in the
+# variable and in the file; a driver name with a blank or too long is
+# invalid.  With AF_ALG: a driver the kernel can make does the work, one
+# it lacks leaves GnuTLS's own code, with a line in the log.
+check_driver() {
+	local got long
+	long=$(printf 'd%.0s' $(seq 64))
+	printf '[afalg]\nSHA256 = kernel@sha256-generic\n' >"$tmp/config"
+	info env GNUTLS_AFALG="AES-128-GCM=kernel@gcm_base(ctr(aes-generic),ghash-generic),AES-128-CBC=4096/never@cbc(aes-generic),SHA1=kernel@two words,SHA384=kernel@$long,SHA512=@x"
+	got="$(setting AES-128-GCM) | $(setting AES-128-CBC) | $(setting SHA256) | $(setting SHA1) | $(setting SHA384) | $(setting SHA512)"
+	case $got in
+	"  setting kernel@gcm_base(ctr(aes-generic),ghash-generic);"*" |   setting 4096/never@cbc(aes-generic);"*" |   setting kernel@sha256-generic;"*" |   setting auto;"*" |   setting auto;"*" |   setting auto;"*) ;;
+	*) fail "settings read: $got"; return ;;
+	esac
+	if [ "$(logged "afalg: ignoring")" != 3 ]; then
+		fail "$(logged "afalg: ignoring") invalid entries logged, expected 3"
+		return
+	fi
+	have_afalg || { skip "no AF_ALG here to bind a driver (the settings were read right)"; return; }
+	run_case() {
+		env -u GNUTLS_SYSTEM_PRIORITY_FILE GNUTLS_AFALG="AES-128-CBC=kernel@$1" \
+			GNUTLS_DEBUG_LEVEL=2 "$CONTRACT" --case "$2" \
+			"$CASES/settings.cases" >"$tmp/out" 2>"$tmp/log"
+	}
+	run_case "cbc(aes-generic)" "the driver the settings name does the work"
+	if ! grep -q "^PASS" "$tmp/out" ||
+		[ "$(logged 'registered cipher AES-128-CBC (driver cbc(aes-generic))')" = 0 ] ||
+		[ "$(logged 'the kernel has no')" != 0 ]; then
+		fail "cbc(aes-generic): $(head -c 300 "$tmp/out") $(grep afalg: "$tmp/log" | head -n 3)"
+		return
+	fi
+	run_case "no-such-driver" "a driver the kernel lacks leaves software"
+	if ! grep -q "^PASS" "$tmp/out" ||
+		[ "$(logged 'the kernel has no no-such-driver: AES-128-CBC in software')" != 1 ]; then
+		fail "no-such-driver: $(head -c 300 "$tmp/out") $(grep afalg: "$tmp/log" | head -n 3)"
+		return
+	fi
+	info env GNUTLS_AFALG="AES-128-CBC=kernel@no-such-driver"
+	if ! grep -A3 '^AES-128-CBC: ' "$tmp/out" | grep -q "the kernel has no no-such-driver"; then
+		fail "afalgtool on a missing driver: $(grep -A3 '^AES-128-CBC: ' "$tmp/out")"
+		return
+	fi
+	pass "VALUE@DRIVER read from both places, three invalid ones ignored; cbc(aes-generic) does the work; a missing driver leaves software with one line"
+}
+
+checks=(startup labels variable file driver reinit fips no_files exports
 	command_line calibrate_no_afalg calibrate)
 [ "${1:-all}" = all ] || checks=("$@")
 for check in "${checks[@]}"; do

@@ -35,6 +35,9 @@
 /* Rows of the algorithm table (algorithms.c) at most. */
 #define AFALG_MAX_ALGS 32
 
+/* The longest driver name AF_ALG binds (sockaddr_alg's salg_name). */
+#define AFALG_MAX_DRIVER 64
+
 /* Largest key, IV, tag and output of any algorithm in the table. */
 #define AFALG_MAX_KEY_SIZE 64
 #define AFALG_MAX_IV_SIZE 16 /* also the kernel's CCM counter block */
@@ -88,9 +91,12 @@ struct afalg_alg {
 	/* set at each gnutls_global_init() (settings.c, afalg.c): the
 	 * smallest operation that goes to the kernel, for ciphers per
 	 * direction (0: encrypt, 1: decrypt), for MACs and digests per kind
-	 * (0: a message of a context, 1: a one-shot call) */
+	 * (0: a message of a context, 1: a one-shot call), and the kernel
+	 * implementation to bind by its driver name ("": the one the kernel
+	 * picks for kname) */
 	bool off;
 	size_t threshold[2];
+	char driver[AFALG_MAX_DRIVER];
 	bool registered;
 	union afalg_soft soft;
 

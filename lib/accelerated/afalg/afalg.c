@@ -151,10 +151,12 @@ int _gnutls_afalg_init(void)
 		alg->registered = true;
 		format_threshold(t0, sizeof(t0), alg->threshold[0]);
 		format_threshold(t1, sizeof(t1), alg->threshold[1]);
-		_gnutls_debug_log("afalg: registered %s %s (%s), kernel from "
-				  "%s/%s bytes\n",
+		_gnutls_debug_log("afalg: registered %s %s (%s%s), kernel "
+				  "from %s/%s bytes\n",
 				  family_names[alg->family], alg->label,
-				  alg->kname, t0, t1);
+				  alg->driver[0] ? "driver " : "",
+				  alg->driver[0] ? alg->driver : alg->kname, t0,
+				  t1);
 	}
 	return 0;
 }
@@ -191,8 +193,8 @@ void _gnutls_afalg_deinit(void)
 }
 
 /* For afalgtool: a line per algorithm, "LABEL FAMILY KERNEL-NAME
- * off|on THRESHOLD THRESHOLD registered|-", each threshold a number of
- * bytes or "never". */
+ * off|on THRESHOLD THRESHOLD registered|- DRIVER|-", each threshold a
+ * number of bytes or "never", DRIVER the one the settings name. */
 int _gnutls_afalg_info(gnutls_datum_t *out)
 {
 	gnutls_buffer_st buf;
@@ -207,10 +209,11 @@ int _gnutls_afalg_info(gnutls_datum_t *out)
 		format_threshold(t0, sizeof(t0), alg->threshold[0]);
 		format_threshold(t1, sizeof(t1), alg->threshold[1]);
 		ret = _gnutls_buffer_append_printf(
-			&buf, "%s %s %s %s %s %s %s\n", alg->label,
+			&buf, "%s %s %s %s %s %s %s %s\n", alg->label,
 			family_names[alg->family], alg->kname,
 			alg->off ? "off" : "on", t0, t1,
-			alg->registered ? "registered" : "-");
+			alg->registered ? "registered" : "-",
+			alg->driver[0] ? alg->driver : "-");
 	}
 	if (ret < 0) {
 		_gnutls_buffer_clear(&buf);

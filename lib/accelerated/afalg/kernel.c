@@ -182,9 +182,10 @@ static void fd_close(int fd)
 	gnutls_atomic_decrement(&fd_count);
 }
 
-/* A socket bound to the algorithm, keyed if key is not NULL.  An unknown
- * algorithm (ENOENT: a driver named in the settings that is gone, or a
- * template the kernel lacks) is remembered for the process. */
+/* A socket bound to the algorithm (by its driver's name where the
+ * settings name one), keyed if key is not NULL.  An unknown algorithm
+ * (ENOENT: a driver named in the settings that is gone, or a template
+ * the kernel lacks) is remembered for the process. */
 static int bind_alg(struct afalg_alg *alg, const void *key, size_t key_size,
 		    int *tfm)
 {
@@ -194,6 +195,7 @@ static int bind_alg(struct afalg_alg *alg, const void *key, size_t key_size,
 		[AFALG_MAC] = "hash",
 		[AFALG_DIGEST] = "hash",
 	};
+	const char *name = alg->driver[0] ? alg->driver : alg->kname;
 	int err;
 
 	if (!fd_reserve())
@@ -204,16 +206,16 @@ static int bind_alg(struct afalg_alg *alg, const void *key, size_t key_size,
 		gnutls_atomic_decrement(&fd_count);
 		return sys_error("socket", err);
 	}
-	if (sys_bind(*tfm, types[alg->family], alg->kname) < 0) {
+	if (sys_bind(*tfm, types[alg->family], name) < 0) {
 		err = errno;
 		fd_close(*tfm);
 		if (err != ENOENT)
-			return sys_error(alg->kname, err);
+			return sys_error(name, err);
 		if (gnutls_atomic_val(&alg->absent) == 0) {
 			gnutls_atomic_increment(&alg->absent);
 			_gnutls_debug_log("afalg: the kernel has no %s: %s "
 					  "in software\n",
-					  alg->kname, alg->label);
+					  name, alg->label);
 		}
 		return gnutls_assert_val(GNUTLS_E_UNIMPLEMENTED_FEATURE);
 	}

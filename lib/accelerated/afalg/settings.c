@@ -28,15 +28,18 @@
  * code), "kernel" (every operation the kernel takes), or the smallest
  * operation that goes to the kernel: SIZE, or SIZE/SIZE per direction
  * (encrypt/decrypt; for MACs and digests a message of a context / a
- * one-shot call), each a number of bytes or "never".  GNUTLS_AFALG is a
- * comma-separated list of VALUE (every algorithm) and NAME=VALUE; the
- * file has "mode = VALUE" and "NAME = VALUE".  What applies to an
+ * one-shot call), each a number of bytes or "never"; "@DRIVER" after it
+ * binds that implementation by its driver name instead of the one the
+ * kernel picks.  GNUTLS_AFALG is a comma-separated list of VALUE (every
+ * algorithm) and NAME=VALUE (commas within a driver's parentheses do not
+ * separate); the file has "mode = VALUE" and "NAME = VALUE".  What applies to an
  * algorithm, first found first: the variable's entry for it, the
  * variable's value for all, the file's entry for it, the file's value
  * for all.  An invalid entry is logged and ignored. */
 
 #include "config.h"
 #include "afalg-int.h"
+#include "c-ctype.h"
 #include "c-strcase.h"
 #include "accelerated/afalg.h"
 
@@ -46,6 +49,7 @@ struct setting {
 	bool set;
 	bool off;
 	size_t threshold[2];
+	char driver[AFALG_MAX_DRIVER];
 };
 
 struct source {
@@ -100,12 +104,35 @@ static bool parse_size(const char *s, size_t len, size_t *size)
 	return true;
 }
 
+/* A driver's name, as /proc/crypto lists it: "cbc-aes-aesni",
+ * "ccm_base(ctr-aes-aesni,cbcmac(aes-aesni))". */
+static bool parse_driver(const char *s, size_t len, char *driver)
+{
+	size_t i;
+
+	s = trim(s, &len);
+	if (len == 0 || len >= AFALG_MAX_DRIVER)
+		return false;
+	for (i = 0; i < len; i++)
+		if (!c_isalnum(s[i]) && strchr("-_(),.", s[i]) == NULL)
+			return false;
+	memcpy(driver, s, len);
+	driver[len] = 0;
+	return true;
+}
+
 static bool parse_value(const char *s, size_t len, struct setting *set)
 {
-	const char *slash;
+	const char *slash, *at;
 
 	s = trim(s, &len);
 	*set = (struct setting){ .set = true };
+	at = memchr(s, '@', len);
+	if (at != NULL) {
+		if (!parse_driver(at + 1, s + len - at - 1, set->driver))
+			return false;
+		len = at - s;
+	}
 	if (same_word(s, len, "off")) {
 		set->off = true;
 		return true;
@@ -163,19 +190,24 @@ void _gnutls_afalg_config(const char *name, const char *value)
 			  strlen(value));
 }
 
-/* GNUTLS_AFALG: entries separated by commas; blanks alone between two
- * are none. */
+/* GNUTLS_AFALG: entries separated by commas (but within a driver's
+ * parentheses); blanks alone between two are none. */
 static void read_env(struct source *src)
 {
 	const char *s = secure_getenv("GNUTLS_AFALG"), *start, *eq;
+	unsigned depth;
 	size_t len;
 
 	memset(&src->all, 0, sizeof(src->all));
 	memset(src->alg, 0, sizeof(src->alg));
 	while (s != NULL && *s != 0) {
-		for (start = s, eq = NULL; *s != 0 && *s != ','; s++)
+		for (start = s, eq = NULL, depth = 0;
+		     *s != 0 && (*s != ',' || depth > 0); s++) {
 			if (*s == '=' && eq == NULL)
 				eq = s;
+			depth += *s == '(';
+			depth -= *s == ')' && depth > 0;
+		}
 		len = s - start;
 		start = trim(start, &len);
 		if (eq != NULL)
@@ -209,6 +241,8 @@ void _afalg_settings_apply(void)
 							    AFALG_NEVER;
 		_afalg_algs[i].threshold[1] = set != NULL ? set->threshold[1] :
 							    AFALG_NEVER;
+		_gnutls_str_cpy(_afalg_algs[i].driver, AFALG_MAX_DRIVER,
+				set != NULL ? set->driver : "");
 	}
 }
 
