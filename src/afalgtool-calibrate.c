@@ -17,14 +17,15 @@
  * along with this program.  If not, see <https://www.gnu.org/licenses/>.
  */
 
-/* afalgtool --calibrate: the kernel against GnuTLS's own code, in two
+/* afalgtool --calibrate: the kernel against GnuTLS's own code, in
  * processes of this program (the library in a process is set up once,
  * at start-up): one with the backend off (GNUTLS_AFALG=off), one that
- * sends every operation the kernel takes to it (GNUTLS_AFALG=kernel).
- * Both run the public API as applications do, and take turns size by
- * size; the rule that turns the times into thresholds is
- * afalgtool-threshold.h.  What was found is written as an [afalg]
- * section of settings. */
+ * sends every operation the kernel takes to it (GNUTLS_AFALG=kernel),
+ * and one per other driver measured (ALG=kernel@DRIVER).  All run the
+ * public API as applications do, and take turns size by size; the rule
+ * that turns the times into thresholds is afalgtool-threshold.h, and the
+ * driver with the lowest sum of that rule wins.  What was found is
+ * written as an [afalg] section of settings. */
 
 #include "config.h"
 
@@ -260,26 +261,34 @@ static void reap(struct worker *w)
 	waitpid(w->pid, NULL, 0);
 }
 
+/* The criterion: wall-clock time, or the process's CPU time where the
+ * wall-clock time is at most wall_bound times software's. */
 static bool by_cpu;
+static double wall_bound;
 static const char *only;
+/* --drivers: 0 the kernel's pick (and the one named), 1 also devices,
+ * 2 every implementation */
+static int drivers = 1;
 
-/* Seconds of count operations (by the criterion), or -1 if the worker
- * failed or (kernel) the library logged a kernel failure. */
-static double timed(struct worker *w, const struct alg *a, int dir, size_t size,
-		    unsigned count)
+/* Seconds of count operations, t[0] by wall clock and t[1] of CPU time;
+ * -1 if the worker failed or (kernel) the library logged a kernel
+ * failure. */
+static int timed(struct worker *w, const struct alg *a, int dir, size_t size,
+		 unsigned count, double t[2])
 {
 	char line[256];
-	double wall, cpu;
 	unsigned fails;
 
 	fprintf(w->to, "%s %d %zu %u\n", a->label, dir, size, count);
 	fflush(w->to);
 	if (fgets(line, sizeof(line), w->from) == NULL)
 		die("the %s worker stopped", w->mode);
-	if (sscanf(line, "ok %lf %lf %u", &wall, &cpu, &fails) != 3 ||
-	    fails > 0)
+	if (sscanf(line, "ok %lf %lf %u", &t[0], &t[1], &fails) != 3 ||
+	    fails > 0 || t[0] <= 0)
 		return -1;
-	return by_cpu ? cpu : wall;
+	if (t[1] <= 0) /* below the clock's resolution */
+		t[1] = 1e-9;
+	return 0;
 }
 
 static unsigned reps(size_t size)
@@ -296,79 +305,114 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static double median(double *v, unsigned n)
+static double median(const double *v, unsigned n)
 {
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	double tmp[2 * ROUNDS];
+
+	memcpy(tmp, v, n * sizeof(*v));
+	qsort(tmp, n, sizeof(*tmp), cmp_double);
+	return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
 }
+
+/* The kernel/software ratio by the criterion, from the two clocks'. */
+static double criterion(double wall, double cpu)
+{
+	if (!by_cpu)
+		return wall;
+	return wall <= wall_bound ? cpu : (wall > cpu ? wall : cpu);
+}
+
+/* Kernel/software time ratios of one size over the rounds, by wall clock
+ * and of CPU time. */
+struct ratios {
+	double wall[2 * ROUNDS], cpu[2 * ROUNDS];
+};
 
 /* One round at the sizes from first on: software and kernel take turns,
  * in the other order each round, so that a change of the machine's pace
- * hits both; the kernel/software ratio of each size goes to r. */
+ * hits both. */
 static const char *round_at(struct worker *soft, struct worker *kernel,
 			    const struct alg *a, int dir, unsigned first,
-			    unsigned round, double r[][2 * ROUNDS])
+			    unsigned round, struct ratios *r)
 {
-	double t[2];
+	double t[2][2];
 	unsigned i, p;
 
 	for (i = first; i < N_SIZES; i++) {
 		for (p = 0; p < 2; p++) {
 			bool k = (p + round) % 2;
 
-			t[k] = timed(k ? kernel : soft, a, dir, sizes[i],
-				     reps(sizes[i]));
+			if (timed(k ? kernel : soft, a, dir, sizes[i],
+				  reps(sizes[i]), t[k]) < 0)
+				return k ? "the kernel failed" :
+					   "software failed";
 		}
-		if (t[0] <= 0)
-			return "software failed";
-		if (t[1] < 0)
-			return "the kernel failed";
-		r[i][round] = t[1] / t[0];
+		r[i].wall[round] = t[1][0] / t[0][0];
+		r[i].cpu[round] = t[1][1] / t[0][1];
 	}
 	return NULL;
 }
 
-/* The threshold of one direction: ROUNDS rounds at every size, then
- * ROUNDS more at the sizes found to go to the kernel, which must win
- * again over all the rounds. */
-static const char *calibrate_dir(struct worker *soft, struct worker *kernel,
-				 struct alg *a, int dir)
+/* What a size's rounds say, by the criterion: their median, or the worst
+ * of them where the rounds disagree about the winner (an engine whose
+ * latency changes phase): a threshold must hold in either phase. */
+static double size_ratio(const struct ratios *r, unsigned rounds,
+			 bool *unsteady)
 {
-	double r[N_SIZES][2 * ROUNDS], med[N_SIZES], tmp[2 * ROUNDS];
-	unsigned round, i, k, rounds[N_SIZES];
+	double v[2 * ROUNDS], lo = 0, hi = 0;
+	unsigned j;
+
+	for (j = 0; j < rounds; j++) {
+		v[j] = criterion(r->wall[j], r->cpu[j]);
+		if (j == 0 || v[j] < lo)
+			lo = v[j];
+		if (j == 0 || v[j] > hi)
+			hi = v[j];
+	}
+	*unsteady = lo < AFALG_MARGIN && hi > 1 / AFALG_MARGIN;
+	return *unsteady ? hi : median(v, rounds);
+}
+
+/* The threshold of one direction for one driver: ROUNDS rounds at every
+ * size, then ROUNDS more at the sizes found to go to the kernel, which
+ * must win again over all the rounds. */
+static const char *calibrate_dir(struct worker *soft, struct worker *kernel,
+				 const struct alg *a, struct candidate *c,
+				 int dir)
+{
+	struct ratios r[N_SIZES];
+	double t[2];
+	unsigned round, i, k = N_SIZES, rounds = ROUNDS, first = 0;
 	const char *err;
 
 	/* a first operation opens the kernel's socket: not timed */
-	if (timed(soft, a, dir, sizes[0], 1) < 0)
+	if (timed(soft, a, dir, sizes[0], 1, t) < 0)
 		return "software failed";
-	if (timed(kernel, a, dir, sizes[0], 1) < 0)
+	if (timed(kernel, a, dir, sizes[0], 1, t) < 0)
 		return "the kernel failed";
-	for (round = 0; round < ROUNDS; round++) {
-		err = round_at(soft, kernel, a, dir, 0, round, r);
+	for (round = 0; round < 2 * ROUNDS; round++) {
+		if (round == ROUNDS) {
+			if (k == N_SIZES)
+				break;
+			first = k;
+		}
+		err = round_at(soft, kernel, a, dir, first, round, r);
 		if (err != NULL)
 			return err;
-	}
-	for (i = 0; i < N_SIZES; i++) {
-		rounds[i] = ROUNDS;
-		memcpy(tmp, r[i], ROUNDS * sizeof(double));
-		med[i] = median(tmp, ROUNDS);
-	}
-	k = afalg_threshold_index(med, N_SIZES, AFALG_MARGIN);
-	if (k < N_SIZES) {
-		for (round = ROUNDS; round < 2 * ROUNDS; round++) {
-			err = round_at(soft, kernel, a, dir, k, round, r);
-			if (err != NULL)
-				return err;
+		if (round == ROUNDS - 1 || round == 2 * ROUNDS - 1) {
+			for (i = 0; i < N_SIZES; i++) {
+				rounds = i < first ? ROUNDS : round + 1;
+				c->ratio[dir][i] = size_ratio(
+					&r[i], rounds, &c->unsteady[dir][i]);
+				c->wall[dir][i] = median(r[i].wall, rounds);
+			}
+			k = afalg_threshold_index(c->ratio[dir], N_SIZES,
+						  AFALG_MARGIN);
 		}
-		for (i = k; i < N_SIZES; i++) {
-			rounds[i] = 2 * ROUNDS;
-			memcpy(tmp, r[i], rounds[i] * sizeof(double));
-			med[i] = median(tmp, rounds[i]);
-		}
-		k = afalg_threshold_index(med, N_SIZES, AFALG_MARGIN);
 	}
-	memcpy(a->ratio[dir], med, sizeof(med));
-	a->found[dir] = k < N_SIZES ? sizes[k] : NEVER;
+	c->found[dir] = k < N_SIZES ? sizes[k] : NEVER;
+	for (i = k; i < N_SIZES; i++)
+		c->score += c->ratio[dir][i] - AFALG_MARGIN;
 	return NULL;
 }
 
@@ -388,22 +432,78 @@ static bool selected(const struct alg *a)
 	return false;
 }
 
-static void calibrate(int afalg, bool cpu, const char *algorithms)
+/* The drivers to measure: the one the kernel picks, the one the settings
+ * name, and every other that looks like a device (--drivers=default:
+ * none other; all: every implementation /proc/crypto lists). */
+static void find_candidates(struct alg *a)
+{
+	const struct impl *d[16];
+	unsigned n, j;
+
+	a->n_cand = 1;
+	memset(&a->cand[0], 0, sizeof(a->cand[0]));
+	n = impls_of(a->kname, d, sizeof(d) / sizeof(d[0]));
+	for (j = 0; j < n && a->n_cand < MAX_CANDIDATES; j++) {
+		bool named = strcmp(d[j]->driver, a->driver) == 0;
+
+		/* d[0] is what binding the name reaches */
+		if (j == 0 || !(named || drivers == 2 ||
+				(drivers == 1 && is_device(d[j]))))
+			continue;
+		memset(&a->cand[a->n_cand], 0, sizeof(a->cand[0]));
+		snprintf(a->cand[a->n_cand].driver, sizeof(a->cand[0].driver),
+			 "%s", d[j]->driver);
+		a->n_cand++;
+	}
+}
+
+static void calibrate_alg(struct worker *soft, struct worker *kernel,
+			  struct alg *a)
+{
+	struct worker own;
+	char mode[256];
+	unsigned j;
+	int dir;
+
+	find_candidates(a);
+	a->chosen = 0;
+	for (j = 0; j < a->n_cand; j++) {
+		struct candidate *c = &a->cand[j];
+		struct worker *k = kernel;
+
+		if (c->driver[0]) {
+			snprintf(mode, sizeof(mode), "off,%s=kernel@%s",
+				 a->label, c->driver);
+			spawn(&own, mode);
+			k = &own;
+		}
+		for (dir = 0; dir < 2 && c->failure == NULL; dir++)
+			c->failure = calibrate_dir(soft, k, a, c, dir);
+		if (c->driver[0])
+			reap(&own);
+		if (c->failure == NULL && (a->cand[a->chosen].failure != NULL ||
+					   c->score < a->cand[a->chosen].score))
+			a->chosen = j;
+	}
+	a->measured = a->cand[a->chosen].failure == NULL;
+	if (!a->measured)
+		a->failure = a->cand[a->chosen].failure;
+}
+
+static void calibrate(int afalg)
 {
 	struct worker soft, kernel;
 	struct timespec start, end;
-	char value[80];
+	char value[160];
 	unsigned i;
-	int dir;
 
-	by_cpu = cpu;
-	only = algorithms;
 	if (gnutls_fips140_mode_enabled())
 		die("FIPS mode: the AF_ALG backend stays off, nothing to "
 		    "measure");
 	if (afalg != 0)
 		die("the kernel has no AF_ALG (%s): nothing to measure",
 		    strerror(afalg));
+	read_proc_crypto();
 	spawn(&soft, "off");
 	spawn(&kernel, "kernel");
 	for (i = 0; i < n_algs; i++) {
@@ -411,19 +511,21 @@ static void calibrate(int afalg, bool cpu, const char *algorithms)
 
 		if (a->off || !selected(a))
 			continue;
-		if (a->bound != 0) {
+		if (a->bound != 0 && a->driver[0] == 0) {
 			a->failure = "the kernel has no such algorithm";
 			continue;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &start);
-		for (dir = 0; dir < 2 && a->failure == NULL; dir++)
-			a->failure = calibrate_dir(&soft, &kernel, a, dir);
+		calibrate_alg(&soft, &kernel, a);
 		clock_gettime(CLOCK_MONOTONIC, &end);
-		a->measured = a->failure == NULL;
-		format_value(value, sizeof(value), false, a->found, a->driver);
+		format_value(value, sizeof(value), false,
+			     a->cand[a->chosen].found,
+			     a->cand[a->chosen].driver);
 		if (a->measured)
-			fprintf(stderr, "afalgtool: %s: %s (%.1f s)\n",
-				a->label, value,
+			fprintf(stderr,
+				"afalgtool: %s: %s (%u driver%s, %.1f s)\n",
+				a->label, value, a->n_cand,
+				a->n_cand > 1 ? "s" : "",
 				end.tv_sec - start.tv_sec +
 					(end.tv_nsec - start.tv_nsec) / 1e9);
 		else
@@ -434,39 +536,84 @@ static void calibrate(int afalg, bool cpu, const char *algorithms)
 	reap(&kernel);
 }
 
+static void write_ratios(FILE *fp, const char *what, const double *v,
+			 const bool *unsteady)
+{
+	unsigned j;
+
+	fprintf(fp, "#   %s:", what);
+	for (j = 0; j < N_SIZES; j++)
+		fprintf(fp, " %.2f%s", v[j],
+			unsteady != NULL && unsteady[j] ? "!" : "");
+	fprintf(fp, "\n");
+}
+
+/* The measurements of an algorithm, as comments. */
+static void write_measured(FILE *fp, const struct alg *a)
+{
+	unsigned j;
+	int dir;
+
+	for (j = 0; j < a->n_cand; j++) {
+		const struct candidate *c = &a->cand[j];
+
+		fprintf(fp, "# %s, %s%s%s", a->label,
+			c->driver[0] ? "driver " : "the kernel's pick",
+			c->driver,
+			j == a->chosen && a->n_cand > 1 ? " (chosen)" : "");
+		if (c->failure != NULL) {
+			fprintf(fp, ": %s\n", c->failure);
+			continue;
+		}
+		fprintf(fp, "\n");
+		for (dir = 0; dir < 2; dir++) {
+			write_ratios(fp, dir_name(a, dir), c->ratio[dir],
+				     c->unsteady[dir]);
+			if (by_cpu)
+				write_ratios(fp, "  wall-clock", c->wall[dir],
+					     NULL);
+		}
+	}
+}
+
 /* The [afalg] section: what was measured, and what the library has now
  * for the algorithms that were not. */
 static void write_section(FILE *fp)
 {
-	char value[80], date[64];
+	char value[160], date[64];
 	struct utsname u;
 	time_t t = time(NULL);
 	unsigned i, j;
-	int dir;
 
 	strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&t));
 	if (uname(&u) < 0)
 		snprintf(u.release, sizeof(u.release), "unknown");
 	fprintf(fp, "[afalg]\n");
-	fprintf(fp, "# afalgtool --calibrate, %s, Linux %s, by %s time;\n",
-		date, u.release, by_cpu ? "CPU" : "wall-clock");
+	fprintf(fp, "# afalgtool --calibrate, %s, Linux %s, by ", date,
+		u.release);
+	if (by_cpu)
+		fprintf(fp,
+			"CPU time within %.2fx software's wall-clock time;\n",
+			wall_bound);
+	else
+		fprintf(fp, "wall-clock time;\n");
 	fprintf(fp, "# kernel/software time at");
 	for (j = 0; j < N_SIZES; j++)
 		fprintf(fp, " %zu", sizes[j]);
-	fprintf(fp, " bytes\n");
+	fprintf(fp, " bytes (!: rounds disagreed, the worst kept)\n");
 	for (i = 0; i < n_algs; i++) {
 		const struct alg *a = &algs[i];
 
 		if (a->measured) {
-			for (dir = 0; dir < 2; dir++) {
-				fprintf(fp, "# %s %s:", a->label,
-					dir_name(a, dir));
-				for (j = 0; j < N_SIZES; j++)
-					fprintf(fp, " %.2f", a->ratio[dir][j]);
-				fprintf(fp, "\n");
-			}
-			format_value(value, sizeof(value), false, a->found,
-				     a->driver);
+			write_measured(fp, a);
+			format_value(
+				value, sizeof(value), false,
+				a->cand[a->chosen].found,
+				a->cand[a->chosen].found[0] == NEVER &&
+						a->cand[a->chosen].found[1] ==
+							NEVER ?
+					"" :
+					a->cand[a->chosen].driver);
 		} else {
 			if (a->failure != NULL)
 				fprintf(fp, "# %s: %s\n", a->label, a->failure);
@@ -539,20 +686,40 @@ static void write_output(const char *name)
 	fprintf(stderr, "afalgtool: [afalg] written to %s\n", path);
 }
 
-/* afalgtool --calibrate [--criterion=time|cpu] [--algorithms=LIST]
- * [--output=FILE] */
+/* afalgtool --calibrate [--criterion=time|cpu[:BOUND]]
+ * [--drivers=default|devices|all]
+ * [--algorithms=LIST] [--output=FILE] */
 int calibrate_main(int afalg)
 {
-	bool cpu = false;
+	const char *crit = HAVE_OPT(CRITERION) ? OPT_ARG(CRITERION) : "time";
+	char *end;
 
-	if (HAVE_OPT(CRITERION)) {
-		if (strcmp(OPT_ARG(CRITERION), "cpu") == 0)
-			cpu = true;
-		else if (strcmp(OPT_ARG(CRITERION), "time") != 0)
-			die("--criterion is time or cpu");
+	if (strncmp(crit, "cpu", 3) == 0 && (crit[3] == 0 || crit[3] == ':')) {
+		by_cpu = true;
+		wall_bound = 1.10;
+		if (crit[3] == ':') {
+			wall_bound = strtod(crit + 4, &end);
+			if (end == crit + 4 || *end != 0 ||
+			    !(wall_bound >= 1) || wall_bound > 1000)
+				die("--criterion=cpu:BOUND: BOUND is a number "
+				    "from 1 (the kernel's wall-clock time at "
+				    "most BOUND times software's)");
+		}
+	} else if (strcmp(crit, "time") != 0) {
+		die("--criterion is time, cpu or cpu:BOUND");
 	}
-	calibrate(afalg, cpu,
-		  HAVE_OPT(ALGORITHMS) ? OPT_ARG(ALGORITHMS) : NULL);
+	if (HAVE_OPT(DRIVERS)) {
+		static const char *const names[] = { "default", "devices",
+						     "all" };
+
+		for (drivers = 0; drivers < 3; drivers++)
+			if (strcmp(OPT_ARG(DRIVERS), names[drivers]) == 0)
+				break;
+		if (drivers == 3)
+			die("--drivers is default, devices or all");
+	}
+	only = HAVE_OPT(ALGORITHMS) ? OPT_ARG(ALGORITHMS) : NULL;
+	calibrate(afalg);
 	if (HAVE_OPT(OUTPUT))
 		write_output(OPT_ARG(OUTPUT));
 	else

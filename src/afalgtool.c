@@ -143,15 +143,6 @@ static int bind_alg(const struct alg *a)
 	return ret;
 }
 
-/* An implementation the kernel has, from /proc/crypto. */
-struct impl {
-	char name[64];
-	char driver[128];
-	char module[64];
-	int priority;
-	bool async;
-};
-
 static struct impl impls[512];
 static unsigned n_impls;
 
@@ -172,7 +163,7 @@ static void copy_word(char *dst, size_t size, const char *src)
 	snprintf(dst, size, "%.*s", (int)strcspn(src, " \t\n"), src);
 }
 
-static void read_proc_crypto(void)
+void read_proc_crypto(void)
 {
 	struct impl e = { .priority = -1 };
 	char line[256];
@@ -208,7 +199,7 @@ static void read_proc_crypto(void)
 
 /* Drivers built on CPU instructions, or plain C, as the kernel names
  * them; anything else that is asynchronous looks like a device. */
-static bool is_device(const struct impl *d)
+bool is_device(const struct impl *d)
 {
 	static const char *const cpu[] = {
 		"generic", "aesni", "avx",    "ssse3", "sse2", "clmul",
@@ -224,8 +215,7 @@ static bool is_device(const struct impl *d)
 
 /* The implementations of kname, highest priority (the one binding the
  * name reaches) first. */
-static unsigned impls_of(const char *kname, const struct impl **out,
-			 unsigned max)
+unsigned impls_of(const char *kname, const struct impl **out, unsigned max)
 {
 	unsigned i, j, n = 0;
 

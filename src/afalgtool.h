@@ -27,6 +27,18 @@
 #define NEVER SIZE_MAX
 #define MAX_ALGS 32
 #define N_SIZES 7 /* the sizes a calibration measures */
+#define MAX_CANDIDATES 4 /* drivers a calibration measures per algorithm */
+
+/* A kernel implementation of an algorithm a calibration measures. */
+struct candidate {
+	char driver[64]; /* "" for the one the kernel picks */
+	const char *failure;
+	size_t found[2];
+	double ratio[2][N_SIZES]; /* kernel/software, by the criterion */
+	double wall[2][N_SIZES]; /* and by wall-clock time */
+	bool unsteady[2][N_SIZES];
+	double score; /* lower is better; 0: never faster */
+};
 
 /* An algorithm of the backend, as the library has it. */
 struct alg {
@@ -41,8 +53,17 @@ struct alg {
 	/* calibration */
 	bool measured;
 	const char *failure;
-	size_t found[2];
-	double ratio[2][N_SIZES];
+	struct candidate cand[MAX_CANDIDATES];
+	unsigned n_cand, chosen;
+};
+
+/* An implementation the kernel has, from /proc/crypto. */
+struct impl {
+	char name[64];
+	char driver[128];
+	char module[64];
+	int priority;
+	bool async;
 };
 
 extern struct alg algs[MAX_ALGS];
@@ -54,6 +75,9 @@ bool is_hash(const struct alg *a);
 const char *dir_name(const struct alg *a, int dir);
 void format_value(char *buf, size_t size, bool off, const size_t *t,
 		  const char *driver);
+void read_proc_crypto(void);
+unsigned impls_of(const char *kname, const struct impl **out, unsigned max);
+bool is_device(const struct impl *d);
 
 /* afalgtool-calibrate.c: --calibrate, and the processes it measures in */
 int calibrate_main(int afalg);

@@ -9,6 +9,9 @@
  *   encrypt LEN [inplace] [offset=K] [short]   gnutls_cipher_encrypt2()
  *   decrypt LEN [inplace] [offset=K] [short]   gnutls_cipher_decrypt2()
  *                           (short: into a byte too little room)
+ *   contexts N LEN          N more contexts, each with its own key and IV,
+ *                           all open at once: each encrypts and decrypts
+ *                           LEN bytes (more keys than a device holds)
  *
  * CBC chains from call to call (encryption and decryption each on their
  * own); XTS takes every call as one data unit.
@@ -132,10 +135,57 @@ static int step_crypt(struct run *r, const struct step *s)
 	return ret < 0 ? -1 : 0;
 }
 
+static int step_contexts(struct run *r, const struct step *s)
+{
+	size_t n = arg_num(s, 0, 1), len = arg_num(s, 1, 64), i;
+	gnutls_cipher_hd_t *h = xmalloc(n * sizeof(*h));
+	uint8_t(*key)[REF_MAX_KEY] = xmalloc(n * sizeof(*key));
+	uint8_t iv[REF_BLOCK], iv2[REF_BLOCK], *msg = xmalloc(len);
+	uint8_t *out = xmalloc(len), *want = xmalloc(len);
+	gnutls_datum_t k = { NULL, r->alg->key_size }, v = { iv, REF_BLOCK };
+	int ret = 0;
+
+	memset(h, 0, n * sizeof(*h));
+	rng_fill(&r->rng, iv, REF_BLOCK);
+	rng_fill(&r->rng, msg, len);
+	for (i = 0; i < n && ret == 0; i++) {
+		rng_fill(&r->rng, key[i], k.size);
+		k.data = key[i];
+		ret = check_ret(r, s,
+				gnutls_cipher_init(&h[i], r->alg->id, &k, &v));
+		if (ret < 0)
+			h[i] = NULL;
+	}
+	/* every context at work while all are open */
+	for (i = 0; i < n && ret == 0; i++) {
+		memcpy(iv2, iv, REF_BLOCK);
+		ref_cipher(r->alg, key[i], iv2, 1, len, want, msg);
+		ret = check_ret(
+			r, s, gnutls_cipher_encrypt2(h[i], msg, len, out, len));
+		if (ret == 0)
+			ret = compare(r, s, "ciphertext", out, want, len);
+		memcpy(iv2, iv, REF_BLOCK);
+		if (ret == 0)
+			ret = check_ret(r, s,
+					gnutls_cipher_decrypt2(h[i], want, len,
+							       out, len));
+		if (ret == 0)
+			ret = compare(r, s, "plaintext", out, msg, len);
+	}
+	for (i = 0; i < n; i++)
+		if (h[i] != NULL)
+			gnutls_cipher_deinit(h[i]);
+	free(h);
+	free(key);
+	free(msg);
+	free(out);
+	free(want);
+	return ret < 0 ? -1 : 0;
+}
+
 static const struct verb verbs[] = {
-	{ "init", step_init },
-	{ "setiv", step_setiv },
-	{ "encrypt", step_crypt },
+	{ "contexts", step_contexts }, { "init", step_init },
+	{ "setiv", step_setiv },       { "encrypt", step_crypt },
 	{ "decrypt", step_crypt },
 };
 

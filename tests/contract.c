@@ -609,8 +609,7 @@ static int step_closefrom(struct run *r, const struct step *s)
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) <
 			    0 ||
 		    dup3(pair[0], fd, O_CLOEXEC) < 0 || fstat(fd, &st) < 0 ||
-		    write(pair[1], waiting, sizeof(waiting)) !=
-			    sizeof(waiting))
+		    write(pair[1], waiting, sizeof(waiting)) != sizeof(waiting))
 			return fail(r, s, "socketpair or dup3: %s",
 				    strerror(errno));
 		close(pair[0]);
@@ -852,8 +851,8 @@ extern void __asan_init(void) __attribute__((weak));
  * renames or removes one. */
 static int step_sandbox(struct run *r, const struct step *s)
 {
-#define KILL_ON(nr)                                            \
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1),       \
+#define KILL_ON(nr)                                      \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), \
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS)
 	struct sock_filter filter[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
@@ -1060,7 +1059,6 @@ static int step_count(struct run *r, const struct step *s)
 {
 	return do_fault(r, s, "send:PASS") < 0 ? -1 : 0;
 }
-
 
 /* clang-format off */
 static const struct verb shared_verbs[] = {
@@ -1392,8 +1390,10 @@ int main(int argc, char **argv)
 	}
 	fd = socket(AF_ALG, SOCK_SEQPACKET, 0);
 	afalg_present = fd >= 0;
+	/* "kernel", or "kernel,NAME=kernel@DRIVER..." (engine.sh) */
 	module_active = afalg_present && mode != NULL &&
-			strcmp(mode, "kernel") == 0;
+			strncmp(mode, "kernel", 6) == 0 &&
+			(mode[6] == 0 || mode[6] == ',');
 	if (mode != NULL && mode[0] >= '0' && mode[0] <= '9')
 		afalg_size = strtol(mode, NULL, 10);
 	if (fd >= 0)
