@@ -6,12 +6,15 @@ devel/benchmark writes it: one tab-separated line per item,
     algorithms  LIST            afalg-bench's --algorithms (empty: all)
     bench       PROGRAM         afalg-bench
     tls         LIST            gnutls-cli runs: RUN or ENV:RUN items, or none
-    env         NAME  TITLE  KIND  BUDGET  SETTINGS
+    env         NAME  TITLE  KIND  BUDGET  SETTINGS  [COLUMNS  [ALGORITHMS  [CALIBRATE]]]
     column      LABEL  BUILD  PREFIX  SETTINGS
 
 KIND is host or vm, BUDGET afalg-bench's seconds per cell there, PREFIX a
 GnuTLS build's install directory, SETTINGS VAR=VALUE words added to the
-environment (an environment's to every column run in it)."""
+environment (an environment's to every column run in it).  An
+environment may name its own COLUMNS (comma-separated labels; empty: all
+the plan's), ALGORITHMS (empty: the plan's) and CALIBRATE (afalgtool
+--calibrate's options there, words)."""
 
 import os
 
@@ -27,10 +30,14 @@ def read_plan(top):
         for line in f:
             kind, *rest = line.rstrip("\n").split("\t")
             if kind == "env":
-                name, title, where, budget, settings = rest
+                name, title, where, budget, settings, *more = rest
+                more += [""] * (3 - len(more))
                 plan["envs"].append({"name": name, "title": title, "kind": where,
                                      "budget": float(budget),
-                                     "settings": settings.split()})
+                                     "settings": settings.split(),
+                                     "columns": [c for c in more[0].split(",") if c],
+                                     "algorithms": more[1],
+                                     "calibrate": more[2].split()})
             elif kind == "column":
                 label, build, prefix, settings = rest
                 plan["columns"].append({"name": label, "build": build,
@@ -41,6 +48,15 @@ def read_plan(top):
             else:
                 plan[kind] = rest[0]
     return plan
+
+
+def env_plan(plan, env):
+    """The plan as one environment carries it out: its own columns and
+    algorithms where it names them."""
+    cols = [c for c in plan["columns"]
+            if not env["columns"] or c["name"] in env["columns"]]
+    return {**plan, "columns": cols,
+            "algorithms": env["algorithms"] or plan["algorithms"]}
 
 
 def tls_runs(plan, env):

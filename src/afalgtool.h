@@ -26,7 +26,7 @@
 
 #define NEVER SIZE_MAX
 #define MAX_ALGS 32
-#define N_SIZES 7 /* the sizes a calibration measures */
+#define N_SIZES 8 /* the sizes a calibration measures, at most */
 #define MAX_CANDIDATES 4 /* drivers a calibration measures per algorithm */
 
 /* A kernel implementation of an algorithm a calibration measures. */
