@@ -21,7 +21,7 @@
  * processes of this program (the library in a process is set up once,
  * at start-up): one with the backend off (GNUTLS_AFALG=off), one that
  * sends every operation the kernel takes to it (GNUTLS_AFALG=kernel),
- * and one per other driver measured (ALG=kernel@DRIVER).  All run the
+ * and one per other driver measured (off,ALG=kernel@DRIVER).  All run the
  * public API as applications do, and take turns size by size; the rule
  * that turns the times into thresholds is afalgtool-threshold.h, and the
  * driver with the lowest sum of that rule wins.  What was found is
@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +64,7 @@ static unsigned n_sizes(const struct alg *a)
 #define ROUNDS 3 /* and as many again for the sizes found to win */
 #define BYTES_PER_SIZE (512 * 1024)
 
-/* ---- the worker: one of the two processes a calibration times --------- */
+/* ---- the worker: one of the processes a calibration times ------------- */
 
 /* A kernel failure the library logged (it then used software). */
 static unsigned failures_logged;
@@ -290,8 +291,7 @@ static int timed(struct worker *w, const struct alg *a, int dir, size_t size,
 	unsigned fails;
 
 	fprintf(w->to, "%s %d %zu %u\n", a->label, dir, size, count);
-	fflush(w->to);
-	if (fgets(line, sizeof(line), w->from) == NULL)
+	if (fflush(w->to) != 0 || fgets(line, sizeof(line), w->from) == NULL)
 		die("the %s worker stopped", w->mode);
 	if (sscanf(line, "ok %lf %lf %u", &t[0], &t[1], &fails) != 3 ||
 	    fails > 0 || t[0] <= 0)
@@ -364,8 +364,9 @@ static const char *round_at(struct worker *soft, struct worker *kernel,
 }
 
 /* What a size's rounds say, by the criterion: their median, or the worst
- * of them where the rounds disagree about the winner (an engine whose
- * latency changes phase): a threshold must hold in either phase. */
+ * of them where some rounds win (under the margin) and others clearly
+ * lose (over its inverse): an engine whose latency changes phase, where
+ * a threshold must hold in either phase. */
 static double size_ratio(const struct ratios *r, unsigned rounds,
 			 bool *unsteady)
 {
@@ -456,9 +457,11 @@ static void find_candidates(struct alg *a)
 	for (j = 0; j < n && a->n_cand < MAX_CANDIDATES; j++) {
 		bool named = strcmp(d[j]->driver, a->driver) == 0;
 
-		/* d[0] is what binding the name reaches */
-		if (j == 0 || !(named || drivers == 2 ||
-				(drivers == 1 && is_device(d[j]))))
+		/* d[0] is what binding the name reaches; a name AF_ALG
+		 * cannot bind is left out */
+		if (j == 0 || strlen(d[j]->driver) >= sizeof(a->driver) ||
+		    !(named || drivers == 2 ||
+		      (drivers == 1 && is_device(d[j]))))
 			continue;
 		memset(&a->cand[a->n_cand], 0, sizeof(a->cand[0]));
 		snprintf(a->cand[a->n_cand].driver, sizeof(a->cand[0].driver),
@@ -513,6 +516,8 @@ static void calibrate(int afalg)
 	if (afalg != 0)
 		die("the kernel has no AF_ALG (%s): nothing to measure",
 		    strerror(afalg));
+	/* a worker that dies is reported, not a signal */
+	signal(SIGPIPE, SIG_IGN);
 	read_proc_crypto();
 	spawn(&soft, "off");
 	spawn(&kernel, "kernel");

@@ -22,11 +22,11 @@
  * GnuTLS's own code and writes the result as [afalg] settings, which the
  * library only reads.
  *
- * A calibration runs in two processes of this program beside it (the
- * library in a process is set up once, at start-up): one with the
- * backend off (GNUTLS_AFALG=off: GnuTLS's own code), one that sends every
- * operation the kernel takes to it (GNUTLS_AFALG=kernel).  Both run the
- * public API as applications do, and take turns size by size. */
+ * A calibration runs in processes of this program beside it (the library
+ * in a process is set up once, at start-up): one with the backend off
+ * (GNUTLS_AFALG=off: GnuTLS's own code), one that sends every operation
+ * the kernel takes to it (GNUTLS_AFALG=kernel), and one per other driver
+ * it measures (afalgtool-calibrate.c). */
 
 #include "config.h"
 
@@ -100,6 +100,9 @@ void read_info(void)
 		n_algs++;
 	}
 	gnutls_free(info.data);
+	if (n_algs == 0)
+		die("the library describes no algorithm (a libgnutls without "
+		    "the AF_ALG backend, or another version of it?)");
 }
 
 bool is_hash(const struct alg *a)
@@ -198,18 +201,23 @@ void read_proc_crypto(void)
 }
 
 /* Drivers built on CPU instructions, or plain C, as the kernel names
- * them; anything else that is asynchronous looks like a device. */
+ * them (arm64's "-ce" suffix, but not Allwinner's sun8i-ce device);
+ * anything else that is asynchronous looks like a device. */
 bool is_device(const struct impl *d)
 {
 	static const char *const cpu[] = {
-		"generic", "aesni", "avx",    "ssse3", "sse2", "clmul",
-		"simd",	   "ni",    "x86_64", "neon",  "-ce",  "arm64"
+		"generic", "aesni", "avx", "ssse3",  "sse2", "clmul",
+		"simd",	   "-ni",   "_ni", "x86_64", "neon", "arm64"
 	};
+	size_t len = strlen(d->driver);
 	unsigned i;
 
 	for (i = 0; i < sizeof(cpu) / sizeof(cpu[0]); i++)
 		if (strstr(d->driver, cpu[i]) != NULL)
 			return false;
+	if (len >= 3 && strcmp(d->driver + len - 3, "-ce") == 0 &&
+	    strstr(d->driver, "sun8i") == NULL)
+		return false;
 	return d->async;
 }
 
@@ -350,7 +358,7 @@ static void describe(int afalg)
 		if (u < n)
 			print_impl(d[u]);
 		else if (a->driver[0])
-			printf("%s (not listed)", a->driver);
+			printf("%s (not listed for %s)", a->driver, a->kname);
 		else
 			printf("(none)");
 		printf("\n");

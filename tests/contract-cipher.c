@@ -138,13 +138,19 @@ static int step_crypt(struct run *r, const struct step *s)
 static int step_contexts(struct run *r, const struct step *s)
 {
 	size_t n = arg_num(s, 0, 1), len = arg_num(s, 1, 64), i;
-	gnutls_cipher_hd_t *h = xmalloc(n * sizeof(*h));
-	uint8_t(*key)[REF_MAX_KEY] = xmalloc(n * sizeof(*key));
-	uint8_t iv[REF_BLOCK], iv2[REF_BLOCK], *msg = xmalloc(len);
-	uint8_t *out = xmalloc(len), *want = xmalloc(len);
+	gnutls_cipher_hd_t *h;
+	uint8_t(*key)[REF_MAX_KEY];
+	uint8_t iv[REF_BLOCK], iv2[REF_BLOCK], *msg, *out, *want;
 	gnutls_datum_t k = { NULL, r->alg->key_size }, v = { iv, REF_BLOCK };
 	int ret = 0;
 
+	if (n == 0 || len == 0)
+		return fail(r, s, "contexts takes N and LEN from 1");
+	h = xmalloc(n * sizeof(*h));
+	key = xmalloc(n * sizeof(*key));
+	msg = xmalloc(len);
+	out = xmalloc(len);
+	want = xmalloc(len);
 	memset(h, 0, n * sizeof(*h));
 	rng_fill(&r->rng, iv, REF_BLOCK);
 	rng_fill(&r->rng, msg, len);
@@ -164,7 +170,6 @@ static int step_contexts(struct run *r, const struct step *s)
 			r, s, gnutls_cipher_encrypt2(h[i], msg, len, out, len));
 		if (ret == 0)
 			ret = compare(r, s, "ciphertext", out, want, len);
-		memcpy(iv2, iv, REF_BLOCK);
 		if (ret == 0)
 			ret = check_ret(r, s,
 					gnutls_cipher_decrypt2(h[i], want, len,

@@ -283,14 +283,14 @@ check_driver() {
 	local got long
 	long=$(printf 'd%.0s' $(seq 64))
 	printf '[afalg]\nSHA256 = kernel@sha256-generic\n' >"$tmp/config"
-	info env GNUTLS_AFALG="AES-128-GCM=kernel@gcm_base(ctr(aes-generic),ghash-generic),AES-128-CBC=4096/never@cbc(aes-generic),SHA1=kernel@two words,SHA384=kernel@$long,SHA512=@x"
-	got="$(setting AES-128-GCM) | $(setting AES-128-CBC) | $(setting SHA256) | $(setting SHA1) | $(setting SHA384) | $(setting SHA512)"
+	info env GNUTLS_AFALG="AES-128-GCM=kernel@gcm_base(ctr(aes-generic),ghash-generic),AES-128-CBC=4096/never@cbc(aes-generic),SHA1=kernel@two words,SHA384=kernel@$long,SHA512=@x,HMAC-SHA1=off@x,SHA224=kernel@a(b,SHA3-256=4096@${long%d}"
+	got="$(setting AES-128-GCM) | $(setting AES-128-CBC) | $(setting SHA256) | $(setting SHA1) | $(setting SHA384) | $(setting SHA512) | $(setting HMAC-SHA1) | $(setting SHA224) | $(setting SHA3-256)"
 	case $got in
-	"  setting kernel@gcm_base(ctr(aes-generic),ghash-generic);"*" |   setting 4096/never@cbc(aes-generic);"*" |   setting kernel@sha256-generic;"*" |   setting auto;"*" |   setting auto;"*" |   setting auto;"*) ;;
+	"  setting kernel@gcm_base(ctr(aes-generic),ghash-generic);"*" |   setting 4096/never@cbc(aes-generic);"*" |   setting kernel@sha256-generic;"*" |   setting auto;"*" |   setting auto;"*" |   setting auto;"*" |   setting auto;"*" |   setting auto;"*" |   setting 4096@${long%d};"*) ;;
 	*) fail "settings read: $got"; return ;;
 	esac
-	if [ "$(logged "afalg: ignoring")" != 3 ]; then
-		fail "$(logged "afalg: ignoring") invalid entries logged, expected 3"
+	if [ "$(logged "afalg: ignoring")" != 5 ]; then
+		fail "$(logged "afalg: ignoring") invalid entries logged, expected 5"
 		return
 	fi
 	have_afalg || { skip "no AF_ALG here to bind a driver (the settings were read right)"; return; }
@@ -317,14 +317,26 @@ check_driver() {
 		fail "afalgtool on a missing driver: $(setting AES-128-CBC)"
 		return
 	fi
-	pass "VALUE@DRIVER read from both places, three invalid ones ignored; cbc(aes-generic) does the work; a missing driver leaves software with one line"
+	# a driver of another algorithm is refused at start-up
+	info env GNUTLS_AFALG="AES-128-CBC=kernel@ctr-aes-aesni,SHA256=kernel@sha512-generic"
+	if [ "$(logged 'ctr-aes-aesni implements ctr(aes), not cbc(aes): AES-128-CBC in software')" != 1 ] ||
+		[ "$(logged 'sha512-generic implements sha512, not sha256: SHA256 in software')" != 1 ] ||
+		[ "$(logged 'registered cipher AES-128-CBC\|registered digest SHA256')" != 0 ]; then
+		fail "drivers of other algorithms: $(grep 'afalg:.*\(implements\|registered cipher AES-128-CBC\|registered digest SHA256\)' "$tmp/log" | head -n 3)"
+		return
+	fi
+	pass "VALUE@DRIVER read from both places, 63 characters taken; 64, blanks, unbalanced parentheses, off@ and an empty value ignored; cbc(aes-generic) does the work; a missing driver leaves software with one line; drivers of other algorithms refused"
 }
 
 checks=(startup labels variable file driver reinit fips no_files exports
 	command_line calibrate_no_afalg calibrate)
 [ "${1:-all}" = all ] || checks=("$@")
 for check in "${checks[@]}"; do
-	"check_$check"
+	if declare -F "check_$check" >/dev/null; then
+		"check_$check"
+	else
+		fail "no such check"
+	fi
 done
 echo "settings: $failed failed, $skipped skipped"
 # The library under test reports itself (run-test checks that its log

@@ -35,7 +35,7 @@
 /* Rows of the algorithm table (algorithms.c) at most. */
 #define AFALG_MAX_ALGS 32
 
-/* The longest driver name AF_ALG binds (sockaddr_alg's salg_name). */
+/* A driver's name with its NUL, at most (sockaddr_alg's salg_name). */
 #define AFALG_MAX_DRIVER 64
 
 /* Largest key, IV, tag and output of any algorithm in the table. */
@@ -136,6 +136,7 @@ struct afalg_sock {
 #define AFALG_SOCK_INIT(s) ((s)->fd = -1)
 
 bool _afalg_kernel_present(void);
+bool _afalg_kernel_driver_ok(struct afalg_alg *alg);
 bool _afalg_kernel_usable(struct afalg_alg *alg);
 int _afalg_sock_get(struct afalg_sock *s, struct afalg_alg *alg,
 		    const void *key, size_t key_size);

@@ -139,7 +139,8 @@ int _gnutls_afalg_init(void)
 	for (i = 0; i < _afalg_algs_size; i++) {
 		struct afalg_alg *alg = &_afalg_algs[i];
 
-		if (!wanted(alg))
+		if (!wanted(alg) ||
+		    (alg->driver[0] && !_afalg_kernel_driver_ok(alg)))
 			continue;
 		take_software(alg);
 		ret = register_alg(alg);

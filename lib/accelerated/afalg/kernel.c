@@ -42,7 +42,9 @@
 #include "atfork.h"
 
 #include <errno.h>
+#include <linux/cryptouser.h>
 #include <linux/if_alg.h>
+#include <linux/netlink.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -485,9 +487,11 @@ int _afalg_kernel_hash(const struct afalg_sock *s, const void *data,
 			iov.iov_base = (uint8_t *)iov.iov_base + ret;
 	} while (left > 0);
 
+	/* MSG_TRUNC: a longer digest than the algorithm's (a driver of
+	 * another algorithm named in the settings) */
 	iov = (struct iovec){ out, out_size };
 	ret = sys_recv(s->fd, &msg);
-	if (ret != (long)out_size)
+	if (ret != (long)out_size || (msg.msg_flags & MSG_TRUNC))
 		return sys_error("hash output", ret < 0 ? errno : EIO);
 	return 0;
 }
@@ -515,6 +519,63 @@ int _afalg_kernel_hash_fast(struct afalg_alg *alg, const void *key,
 	fd_close(s.fd);
 	gnutls_memset(digest, 0, sizeof(digest));
 	return ret;
+}
+
+/* A driver named in the settings must implement the algorithm: AF_ALG
+ * binds any driver of the type by its name (ctr-aes-aesni for cbc(aes)
+ * would give other answers).  Asked at start-up of the kernel's crypto
+ * netlink interface, after a bind that makes a template's instance; a
+ * kernel that cannot say (no crypto_user) is taken at its word, with a
+ * line in the log. */
+bool _afalg_kernel_driver_ok(struct afalg_alg *alg)
+{
+	struct {
+		struct nlmsghdr h;
+		struct crypto_user_alg a;
+	} req = { .h = { .nlmsg_len = sizeof(req),
+			 .nlmsg_type = CRYPTO_MSG_GETALG,
+			 .nlmsg_flags = NLM_F_REQUEST } };
+	uint32_t reply[1024]; /* aligned for the header */
+	const struct nlmsghdr *h = (const struct nlmsghdr *)reply;
+	const struct crypto_user_alg *got = NLMSG_DATA(h);
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	int fd;
+	long n = -1;
+
+	fd = sys_socket();
+	if (fd < 0)
+		return true;
+	if (sys_bind(fd,
+		     alg->family == AFALG_CIPHER ? "skcipher" :
+		     alg->family == AFALG_AEAD	 ? "aead" :
+						   "hash",
+		     alg->driver) < 0) {
+		close(fd); /* a driver that is not there: at first use */
+		return true;
+	}
+	close(fd);
+	snprintf(req.a.cru_driver_name, sizeof(req.a.cru_driver_name), "%s",
+		 alg->driver);
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_CRYPTO);
+	if (fd >= 0) {
+		if (sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&kernel,
+			   sizeof(kernel)) == sizeof(req))
+			n = recv(fd, reply, sizeof(reply), 0);
+		close(fd);
+	}
+	if (n < (long)NLMSG_LENGTH(sizeof(*got)) ||
+	    h->nlmsg_type == NLMSG_ERROR) {
+		_gnutls_debug_log("afalg: the kernel cannot say what %s "
+				  "implements: taken as %s\n",
+				  alg->driver, alg->kname);
+		return true;
+	}
+	if (strncmp(got->cru_name, alg->kname, sizeof(got->cru_name)) == 0)
+		return true;
+	_gnutls_debug_log("afalg: %s implements %.64s, not %s: %s in "
+			  "software\n",
+			  alg->driver, got->cru_name, alg->kname, alg->label);
+	return false;
 }
 
 /* One socket() call tells whether the kernel has AF_ALG at all. */

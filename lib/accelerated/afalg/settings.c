@@ -109,13 +109,18 @@ static bool parse_size(const char *s, size_t len, size_t *size)
 static bool parse_driver(const char *s, size_t len, char *driver)
 {
 	size_t i;
+	int depth = 0;
 
 	s = trim(s, &len);
 	if (len == 0 || len >= AFALG_MAX_DRIVER)
 		return false;
-	for (i = 0; i < len; i++)
+	for (i = 0; i < len && depth >= 0; i++) {
 		if (!c_isalnum(s[i]) && strchr("-_(),.", s[i]) == NULL)
 			return false;
+		depth += (s[i] == '(') - (s[i] == ')');
+	}
+	if (depth != 0)
+		return false;
 	memcpy(driver, s, len);
 	driver[len] = 0;
 	return true;
@@ -133,13 +138,15 @@ static bool parse_value(const char *s, size_t len, struct setting *set)
 			return false;
 		len = at - s;
 	}
+	/* a driver for an algorithm that does not use the kernel is a
+	 * mistake */
 	if (same_word(s, len, "off")) {
 		set->off = true;
-		return true;
+		return at == NULL;
 	}
 	if (same_word(s, len, "auto")) {
 		set->threshold[0] = set->threshold[1] = AFALG_NEVER;
-		return true;
+		return at == NULL;
 	}
 	if (same_word(s, len, "kernel"))
 		return true;
@@ -201,13 +208,16 @@ static void read_env(struct source *src)
 	memset(&src->all, 0, sizeof(src->all));
 	memset(src->alg, 0, sizeof(src->alg));
 	while (s != NULL && *s != 0) {
-		for (start = s, eq = NULL, depth = 0;
-		     *s != 0 && (*s != ',' || depth > 0); s++) {
-			if (*s == '=' && eq == NULL)
-				eq = s;
+		for (start = s, depth = 0; *s != 0 && (*s != ',' || depth > 0);
+		     s++) {
 			depth += *s == '(';
 			depth -= *s == ')' && depth > 0;
 		}
+		/* an unclosed parenthesis: the next comma ends the entry
+		 * (which is then invalid), not the variable */
+		if (depth > 0)
+			s = start + strcspn(start, ",");
+		eq = memchr(start, '=', s - start);
 		len = s - start;
 		start = trim(start, &len);
 		if (eq != NULL)
