@@ -18,220 +18,35 @@
  */
 
 /* afalgtool --calibrate: the kernel against GnuTLS's own code, in
- * processes of this program (the library in a process is set up once,
- * at start-up): one with the backend off (GNUTLS_AFALG=off), one that
- * sends every operation the kernel takes to it (GNUTLS_AFALG=kernel),
- * and one per other driver measured (off,ALG=kernel@DRIVER).  All run the
- * public API as applications do, and take turns size by size; the rule
- * that turns the times into thresholds is afalgtool-threshold.h, and the
- * driver with the lowest sum of that rule wins.  What was found is
- * written as an [afalg] section of settings. */
+ * processes of this program (afalgtool-worker.c): one with the backend off
+ * (GNUTLS_AFALG=off), one that sends every operation the kernel takes to
+ * it (GNUTLS_AFALG=kernel), and one per other driver measured
+ * (off,ALG=kernel@DRIVER).  They take turns size by size; the rule that
+ * turns the times into thresholds is afalgtool-threshold.h, and the
+ * driver with the lowest sum of that rule wins.  What was found is written
+ * by afalgtool-section.c. */
 
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <gnutls/gnutls.h>
-#include <gnutls/crypto.h>
 
 #include "afalgtool.h"
 #include "afalgtool-options.h"
 #include "afalgtool-threshold.h"
 
-static const size_t sizes[N_SIZES] = { 64,   256,   1024,  4096,
-				       8192, 16384, 60000, 262144 };
-#define MAX_SIZE 262144
-
-/* The sizes measured: the last only for ciphers, whose long calls the
- * kernel takes in requests of 64 KiB (AEAD and hash messages over 64 KiB
- * run in software). */
-static unsigned n_sizes(const struct alg *a)
-{
-	return strcmp(a->family, "cipher") == 0 ? N_SIZES : N_SIZES - 1;
-}
+static const size_t sizes[N_SIZES] = CALIBRATION_SIZES;
 #define ROUNDS 3 /* and as many again for the sizes found to win */
 #define BYTES_PER_SIZE (512 * 1024)
-
-/* ---- the worker: one of the processes a calibration times ------------- */
-
-/* A kernel failure the library logged (it then used software). */
-static unsigned failures_logged;
-
-static void count_failures(int level, const char *str)
-{
-	(void)level;
-	if (strstr(str, "afalg:") != NULL &&
-	    (strstr(str, "failed") != NULL || strstr(str, "has no") != NULL ||
-	     strstr(str, "rejected") != NULL))
-		failures_logged++;
-}
-
-struct wctx {
-	const struct alg *a;
-	gnutls_cipher_hd_t cipher[2];
-	gnutls_aead_cipher_hd_t aead;
-	gnutls_hmac_hd_t hmac;
-	gnutls_hash_hd_t hash;
-	int id;
-	uint8_t key[64];
-	size_t key_size;
-	uint8_t nonce[16];
-	size_t nonce_size, tag_size;
-};
-
-static uint8_t in[MAX_SIZE + 64], out[MAX_SIZE + 64], sealed[60000 + 64];
-
-static int wctx_init(struct wctx *w, const struct alg *a)
-{
-	gnutls_datum_t key, iv;
-	int ret = 0, i;
-
-	memset(w, 0, sizeof(*w));
-	w->a = a;
-	if (strcmp(a->family, "cipher") == 0 ||
-	    strcmp(a->family, "aead") == 0) {
-		w->id = gnutls_cipher_get_id(a->label);
-		w->key_size = gnutls_cipher_get_key_size(w->id);
-		w->nonce_size = gnutls_cipher_get_iv_size(w->id);
-		w->tag_size = gnutls_cipher_get_tag_size(w->id);
-	} else if (strcmp(a->family, "mac") == 0) {
-		w->id = gnutls_mac_get_id(strncmp(a->label, "HMAC-", 5) == 0 ?
-						  a->label + 5 :
-						  a->label);
-		w->key_size = gnutls_mac_get_key_size(w->id);
-		if (w->key_size == 0)
-			w->key_size = 32;
-	} else {
-		w->id = gnutls_digest_get_id(a->label);
-	}
-	if (w->id == 0 || w->key_size > sizeof(w->key))
-		return GNUTLS_E_INVALID_REQUEST;
-	gnutls_rnd(GNUTLS_RND_NONCE, w->key, w->key_size);
-	gnutls_rnd(GNUTLS_RND_NONCE, w->nonce, sizeof(w->nonce));
-	key = (gnutls_datum_t){ w->key, w->key_size };
-	iv = (gnutls_datum_t){ w->nonce, w->nonce_size };
-	if (strcmp(a->family, "cipher") == 0) {
-		for (i = 0; i < 2 && ret == 0; i++)
-			ret = gnutls_cipher_init(&w->cipher[i], w->id, &key,
-						 &iv);
-	} else if (strcmp(a->family, "aead") == 0) {
-		ret = gnutls_aead_cipher_init(&w->aead, w->id, &key);
-	} else if (strcmp(a->family, "mac") == 0) {
-		ret = gnutls_hmac_init(&w->hmac, w->id, w->key, w->key_size);
-	} else {
-		ret = gnutls_hash_init(&w->hash, w->id);
-	}
-	return ret;
-}
-
-static int one_op(struct wctx *w, int dir, size_t size)
-{
-	size_t n = sizeof(out);
-
-	if (w->cipher[0] != NULL)
-		return dir ? gnutls_cipher_decrypt2(w->cipher[1], in, size, out,
-						    size) :
-			     gnutls_cipher_encrypt2(w->cipher[0], in, size, out,
-						    size);
-	if (w->aead != NULL)
-		return dir ? gnutls_aead_cipher_decrypt(w->aead, w->nonce,
-							w->nonce_size, NULL, 0,
-							w->tag_size, sealed,
-							size + w->tag_size, out,
-							&n) :
-			     gnutls_aead_cipher_encrypt(w->aead, w->nonce,
-							w->nonce_size, NULL, 0,
-							w->tag_size, in, size,
-							out, &n);
-	if (w->hmac != NULL) {
-		if (dir)
-			return gnutls_hmac_fast(w->id, w->key, w->key_size, in,
-						size, out);
-		if (gnutls_hmac(w->hmac, in, size) < 0)
-			return GNUTLS_E_INTERNAL_ERROR;
-		gnutls_hmac_output(w->hmac, out);
-		return 0;
-	}
-	if (dir)
-		return gnutls_hash_fast(w->id, in, size, out);
-	if (gnutls_hash(w->hash, in, size) < 0)
-		return GNUTLS_E_INTERNAL_ERROR;
-	gnutls_hash_output(w->hash, out);
-	return 0;
-}
-
-static double now(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Requests on standard input, "LABEL DIR SIZE COUNT"; answers "ok WALL
- * CPU FAILURES" (seconds of COUNT operations, by wall clock and of the
- * whole process's CPU time) or "error WHY". */
-int calibration_worker(void)
-{
-	static struct wctx ctx[MAX_ALGS];
-	char line[256], label[32];
-	unsigned dir, count, i, k;
-	size_t size, n;
-	double wall, cpu;
-	int ret;
-
-	gnutls_global_set_log_function(count_failures);
-	gnutls_global_set_log_level(2);
-	read_info();
-	gnutls_rnd(GNUTLS_RND_NONCE, in, sizeof(in));
-	while (fgets(line, sizeof(line), stdin) != NULL) {
-		if (sscanf(line, "%31s %u %zu %u", label, &dir, &size,
-			   &count) != 4 ||
-		    dir > 1 || size > MAX_SIZE) {
-			printf("error bad request\n");
-			fflush(stdout);
-			continue;
-		}
-		for (i = 0; i < n_algs && strcmp(algs[i].label, label); i++)
-			;
-		ret = i < n_algs ? 0 : GNUTLS_E_INVALID_REQUEST;
-		if (ret == 0 && ctx[i].a == NULL)
-			ret = wctx_init(&ctx[i], &algs[i]);
-		if (ret == 0 && ctx[i].aead != NULL && dir) {
-			n = sizeof(sealed);
-			ret = gnutls_aead_cipher_encrypt(
-				ctx[i].aead, ctx[i].nonce, ctx[i].nonce_size,
-				NULL, 0, ctx[i].tag_size, in, size, sealed, &n);
-		}
-		failures_logged = 0;
-		wall = now(CLOCK_MONOTONIC);
-		cpu = now(CLOCK_PROCESS_CPUTIME_ID);
-		for (k = 0; k < count && ret == 0; k++)
-			ret = one_op(&ctx[i], dir, size);
-		cpu = now(CLOCK_PROCESS_CPUTIME_ID) - cpu;
-		wall = now(CLOCK_MONOTONIC) - wall;
-		if (ret < 0)
-			printf("error %s\n", gnutls_strerror(ret));
-		else
-			printf("ok %.9f %.9f %u\n", wall, cpu, failures_logged);
-		fflush(stdout);
-	}
-	return 0;
-}
-
-/* ---- calibration ------------------------------------------------------ */
 
 struct worker {
 	const char *mode;
@@ -272,9 +87,8 @@ static void reap(struct worker *w)
 	waitpid(w->pid, NULL, 0);
 }
 
-/* The criterion: wall-clock time, or the process's CPU time where the
- * wall-clock time is at most wall_bound times software's. */
-static bool by_cpu;
+/* The criterion: wall-clock time (0), or the process's CPU time where
+ * the wall-clock time is at most wall_bound times software's. */
 static double wall_bound;
 static const char *only;
 /* --drivers: 0 the kernel's pick (and the one named), 1 also devices,
@@ -327,7 +141,7 @@ static double median(const double *v, unsigned n)
 /* The kernel/software ratio by the criterion, from the two clocks'. */
 static double criterion(double wall, double cpu)
 {
-	if (!by_cpu)
+	if (wall_bound == 0)
 		return wall;
 	return wall <= wall_bound ? cpu : (wall > cpu ? wall : cpu);
 }
@@ -348,7 +162,7 @@ static const char *round_at(struct worker *soft, struct worker *kernel,
 	double t[2][2];
 	unsigned i, p;
 
-	for (i = first; i < n_sizes(a); i++) {
+	for (i = first; i < calibration_n_sizes(a); i++) {
 		for (p = 0; p < 2; p++) {
 			bool k = (p + round) % 2;
 
@@ -393,7 +207,8 @@ static const char *calibrate_dir(struct worker *soft, struct worker *kernel,
 {
 	struct ratios r[N_SIZES];
 	double t[2];
-	unsigned n = n_sizes(a), round, i, k = n, rounds = ROUNDS, first = 0;
+	unsigned n = calibration_n_sizes(a), round, i, k = n, rounds = ROUNDS,
+		 first = 0;
 	const char *err;
 
 	/* a first operation opens the kernel's socket: not timed */
@@ -551,167 +366,14 @@ static void calibrate(int afalg)
 	reap(&kernel);
 }
 
-static void write_ratios(FILE *fp, const char *what, const double *v,
-			 const bool *unsteady, unsigned n)
-{
-	unsigned j;
-
-	fprintf(fp, "#   %s:", what);
-	for (j = 0; j < n; j++)
-		fprintf(fp, " %.2f%s", v[j],
-			unsteady != NULL && unsteady[j] ? "!" : "");
-	fprintf(fp, "\n");
-}
-
-/* The measurements of an algorithm, as comments. */
-static void write_measured(FILE *fp, const struct alg *a)
-{
-	unsigned j;
-	int dir;
-
-	for (j = 0; j < a->n_cand; j++) {
-		const struct candidate *c = &a->cand[j];
-
-		fprintf(fp, "# %s, %s%s%s", a->label,
-			c->driver[0] ? "driver " : "the kernel's pick",
-			c->driver,
-			j == a->chosen && a->n_cand > 1 ? " (chosen)" : "");
-		if (c->failure != NULL) {
-			fprintf(fp, ": %s\n", c->failure);
-			continue;
-		}
-		fprintf(fp, "\n");
-		for (dir = 0; dir < 2; dir++) {
-			write_ratios(fp, dir_name(a, dir), c->ratio[dir],
-				     c->unsteady[dir], n_sizes(a));
-			if (by_cpu)
-				write_ratios(fp, "  wall-clock", c->wall[dir],
-					     NULL, n_sizes(a));
-		}
-	}
-}
-
-/* The [afalg] section: what was measured, and what the library has now
- * for the algorithms that were not. */
-static void write_section(FILE *fp)
-{
-	char value[160], date[64];
-	struct utsname u;
-	time_t t = time(NULL);
-	unsigned i, j;
-
-	strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&t));
-	if (uname(&u) < 0)
-		snprintf(u.release, sizeof(u.release), "unknown");
-	fprintf(fp, "[afalg]\n");
-	fprintf(fp, "# afalgtool --calibrate, %s, Linux %s, by ", date,
-		u.release);
-	if (by_cpu)
-		fprintf(fp,
-			"CPU time within %.2fx software's wall-clock time;\n",
-			wall_bound);
-	else
-		fprintf(fp, "wall-clock time;\n");
-	fprintf(fp, "# kernel/software time at");
-	for (j = 0; j < N_SIZES; j++)
-		fprintf(fp, " %zu", sizes[j]);
-	fprintf(fp, " bytes (the last for ciphers only; !: rounds "
-		    "disagreed, the worst kept)\n");
-	for (i = 0; i < n_algs; i++) {
-		const struct alg *a = &algs[i];
-
-		if (a->measured) {
-			write_measured(fp, a);
-			format_value(
-				value, sizeof(value), false,
-				a->cand[a->chosen].found,
-				a->cand[a->chosen].found[0] == NEVER &&
-						a->cand[a->chosen].found[1] ==
-							NEVER ?
-					"" :
-					a->cand[a->chosen].driver);
-		} else {
-			if (a->failure != NULL)
-				fprintf(fp, "# %s: %s\n", a->label, a->failure);
-			format_value(value, sizeof(value), a->off, a->setting,
-				     a->driver);
-			if (strcmp(value, "auto") == 0 && a->failure == NULL)
-				continue;
-		}
-		fprintf(fp, "%s = %s\n", a->label, value);
-	}
-}
-
-/* Whether a line of an INI file starts a section, and whether [afalg]. */
-static bool section_start(const char *line, bool *afalg)
-{
-	size_t len;
-
-	line += strspn(line, " \t");
-	if (line[0] != '[')
-		return false;
-	len = strcspn(line + 1, "]");
-	*afalg = len == 5 && strncasecmp(line + 1, "afalg", 5) == 0;
-	return true;
-}
-
-/* Replaces the [afalg] section of path (made if missing) with the new
- * one, through a new file renamed over the old, whose mode it keeps. */
-static void write_output(const char *name)
-{
-	char path[PATH_MAX], tmp[PATH_MAX + 16], line[4096];
-	bool in_afalg = false, afalg, newline = true;
-	struct stat st;
-	mode_t mode = 0644;
-	FILE *old, *fp;
-	int fd;
-
-	/* a link (crypto-policies makes them) is written through */
-	if (realpath(name, path) == NULL) {
-		if (errno != ENOENT)
-			die("%s: %s", name, strerror(errno));
-		snprintf(path, sizeof(path), "%s", name);
-	}
-	if (stat(path, &st) == 0)
-		mode = st.st_mode & 07777;
-	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		die("%s: %s", tmp, strerror(errno));
-	fp = fdopen(fd, "w");
-	if (fp == NULL || fchmod(fd, mode) < 0)
-		die("%s: %s", tmp, strerror(errno));
-	old = fopen(path, "re");
-	while (old != NULL && fgets(line, sizeof(line), old) != NULL) {
-		if (section_start(line, &afalg))
-			in_afalg = afalg;
-		if (!in_afalg) {
-			fputs(line, fp);
-			newline = line[strlen(line) - 1] == '\n';
-		}
-	}
-	if (old != NULL)
-		fclose(old);
-	if (!newline)
-		fputc('\n', fp);
-	write_section(fp);
-	if (ferror(fp) || fclose(fp) != 0 || rename(tmp, path) < 0) {
-		unlink(tmp);
-		die("%s: %s", path, strerror(errno));
-	}
-	fprintf(stderr, "afalgtool: [afalg] written to %s\n", path);
-}
-
 /* afalgtool --calibrate [--criterion=time|cpu[:BOUND]]
- * [--drivers=default|devices|all]
- * [--algorithms=LIST] [--output=FILE] */
+ * [--drivers=default|devices|all] [--algorithms=LIST] [--output=FILE] */
 int calibrate_main(int afalg)
 {
 	const char *crit = HAVE_OPT(CRITERION) ? OPT_ARG(CRITERION) : "time";
 	char *end;
 
 	if (strncmp(crit, "cpu", 3) == 0 && (crit[3] == 0 || crit[3] == ':')) {
-		by_cpu = true;
 		wall_bound = 1.10;
 		if (crit[3] == ':') {
 			wall_bound = strtod(crit + 4, &end);
@@ -737,8 +399,8 @@ int calibrate_main(int afalg)
 	only = HAVE_OPT(ALGORITHMS) ? OPT_ARG(ALGORITHMS) : NULL;
 	calibrate(afalg);
 	if (HAVE_OPT(OUTPUT))
-		write_output(OPT_ARG(OUTPUT));
+		write_output(OPT_ARG(OUTPUT), wall_bound);
 	else
-		write_section(stdout);
+		write_section(stdout, wall_bound);
 	return 0;
 }

@@ -23,10 +23,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #define NEVER SIZE_MAX
 #define MAX_ALGS 32
 #define N_SIZES 8 /* the sizes a calibration measures, at most */
+#define CALIBRATION_SIZES                                       \
+	{                                                       \
+		64, 256, 1024, 4096, 8192, 16384, 60000, 262144 \
+	}
+#define CALIBRATION_MAX_SIZE 262144
 #define MAX_CANDIDATES 4 /* drivers a calibration measures per algorithm */
 
 /* A kernel implementation of an algorithm a calibration measures. */
@@ -79,8 +86,20 @@ void read_proc_crypto(void);
 unsigned impls_of(const char *kname, const struct impl **out, unsigned max);
 bool is_device(const struct impl *d);
 
-/* afalgtool-calibrate.c: --calibrate, and the processes it measures in */
+/* The sizes measured: the last only for ciphers, whose long calls the
+ * kernel takes in requests of 64 KiB (AEAD and hash messages over 64 KiB
+ * run in software). */
+static inline unsigned calibration_n_sizes(const struct alg *a)
+{
+	return strcmp(a->family, "cipher") == 0 ? N_SIZES : N_SIZES - 1;
+}
+
+/* afalgtool-calibrate.c: --calibrate */
 int calibrate_main(int afalg);
+/* afalgtool-worker.c: the processes --calibrate measures in */
 int calibration_worker(void);
+/* afalgtool-section.c: what --calibrate found, as an [afalg] section */
+void write_section(FILE *fp, double wall_bound);
+void write_output(const char *name, double wall_bound);
 
 #endif /* GNUTLS_SRC_AFALGTOOL_H */
