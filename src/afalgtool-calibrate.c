@@ -307,8 +307,8 @@ static void calibrate_alg(struct worker *soft, struct worker *kernel,
 		}
 		for (dir = 0; dir < 2 && c->failure == NULL; dir++)
 			c->failure = calibrate_dir(soft, k, a, c, dir);
-		if (c->driver[0])
-			reap(&own);
+		if (k != kernel)
+			reap(k);
 		if (c->failure == NULL && (a->cand[a->chosen].failure != NULL ||
 					   c->score < a->cand[a->chosen].score))
 			a->chosen = j;
