@@ -29,6 +29,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -96,23 +97,41 @@ static const char *only;
 static int drivers = 1;
 
 /* Seconds of count operations, t[0] by wall clock and t[1] of CPU time;
- * -1 if the worker failed or (kernel) the library logged a kernel
- * failure. */
+ * -1 if the worker failed, or a kernel call failed meanwhile (the
+ * library then used software); state: what the library's report says
+ * of the algorithm after them (NULL: not wanted). */
 static int timed(struct worker *w, const struct alg *a, int dir, size_t size,
-		 unsigned count, double t[2])
+		 unsigned count, double t[2], char state[16])
 {
-	char line[256];
+	char line[256], st[16];
 	unsigned fails;
 
 	fprintf(w->to, "%s %d %zu %u\n", a->label, dir, size, count);
 	if (fflush(w->to) != 0 || fgets(line, sizeof(line), w->from) == NULL)
 		die("the %s worker stopped", w->mode);
-	if (sscanf(line, "ok %lf %lf %u", &t[0], &t[1], &fails) != 3 ||
+	if (sscanf(line, "ok %lf %lf %u %15s", &t[0], &t[1], &fails, st) != 4 ||
 	    fails > 0 || t[0] <= 0)
 		return -1;
+	if (state != NULL)
+		memcpy(state, st, sizeof(st));
 	if (t[1] <= 0) /* below the clock's resolution */
 		t[1] = 1e-9;
 	return 0;
+}
+
+/* The worker's library's reason why the kernel does not take it. */
+static void ask_why(struct worker *w, const struct alg *a, char *buf,
+		    size_t size)
+{
+	char line[512];
+
+	fprintf(w->to, "why %s\n", a->label);
+	if (fflush(w->to) != 0 || fgets(line, sizeof(line), w->from) == NULL)
+		die("the %s worker stopped", w->mode);
+	line[strcspn(line, "\n")] = 0;
+	snprintf(buf, size, "%s",
+		 strncmp(line, "why ", 4) == 0 && line[4] ? line + 4 :
+							    "no reason given");
 }
 
 static unsigned reps(size_t size)
@@ -167,7 +186,7 @@ static const char *round_at(struct worker *soft, struct worker *kernel,
 			bool k = (p + round) % 2;
 
 			if (timed(k ? kernel : soft, a, dir, sizes[i],
-				  reps(sizes[i]), t[k]) < 0)
+				  reps(sizes[i]), t[k], NULL) < 0)
 				return k ? "the kernel failed" :
 					   "software failed";
 		}
@@ -207,15 +226,28 @@ static const char *calibrate_dir(struct worker *soft, struct worker *kernel,
 {
 	struct ratios r[N_SIZES];
 	double t[2];
+	char state[16];
 	unsigned n = calibration_n_sizes(a), round, i, k = n, rounds = ROUNDS,
 		 first = 0;
 	const char *err;
 
-	/* a first operation opens the kernel's socket: not timed */
-	if (timed(soft, a, dir, sizes[0], 1, t) < 0)
+	/* MACs and digests: one-shot calls only (their contexts are
+	 * GnuTLS's own code) */
+	if (dir == 0 && is_hash(a)) {
+		c->found[0] = NEVER;
+		return NULL;
+	}
+	/* the first operation tries the algorithm in the kernel and opens
+	 * its socket: not timed; a driver the kernel refuses is not
+	 * measured */
+	if (timed(soft, a, dir, sizes[0], 1, t, NULL) < 0)
 		return "software failed";
-	if (timed(kernel, a, dir, sizes[0], 1, t) < 0)
+	if (timed(kernel, a, dir, sizes[0], 1, t, state) < 0)
 		return "the kernel failed";
+	if (strcmp(state, "ready") != 0) {
+		ask_why(kernel, a, c->failure, sizeof(c->failure));
+		return c->failure;
+	}
 	for (round = 0; round < 2 * ROUNDS; round++) {
 		if (round == ROUNDS) {
 			if (k == n)
@@ -305,20 +337,26 @@ static void calibrate_alg(struct worker *soft, struct worker *kernel,
 			spawn(&own, mode);
 			k = &own;
 		}
-		for (dir = 0; dir < 2 && c->failure == NULL; dir++)
-			c->failure = calibrate_dir(soft, k, a, c, dir);
+		for (dir = 0; dir < 2 && c->failure[0] == 0; dir++) {
+			const char *err = calibrate_dir(soft, k, a, c, dir);
+
+			if (err != NULL && err != c->failure)
+				snprintf(c->failure, sizeof(c->failure), "%s",
+					 err);
+		}
 		if (k != kernel)
 			reap(k);
-		if (c->failure == NULL && (a->cand[a->chosen].failure != NULL ||
+		if (c->failure[0] == 0 && (a->cand[a->chosen].failure[0] != 0 ||
 					   c->score < a->cand[a->chosen].score))
 			a->chosen = j;
 	}
-	a->measured = a->cand[a->chosen].failure == NULL;
+	a->measured = a->cand[a->chosen].failure[0] == 0;
 	if (!a->measured)
-		a->failure = a->cand[a->chosen].failure;
+		snprintf(a->failure, sizeof(a->failure), "%s",
+			 a->cand[a->chosen].failure);
 }
 
-static void calibrate(int afalg)
+static void calibrate(void)
 {
 	struct worker soft, kernel;
 	struct timespec start, end;
@@ -328,9 +366,15 @@ static void calibrate(int afalg)
 	if (gnutls_fips140_mode_enabled())
 		die("FIPS mode: the AF_ALG backend stays off, nothing to "
 		    "measure");
-	if (afalg != 0)
-		die("the kernel has no AF_ALG (%s): nothing to measure",
-		    strerror(afalg));
+	/* what the kernel takes, as a first use in this process finds (and
+	 * where this is root, in an unprivileged one) */
+	read_report(0);
+	read_unprivileged_report();
+	read_report(REPORT_PROBE);
+	for (i = 0; i < n_algs; i++)
+		if (strcmp(algs[i].state, "no-af-alg") == 0)
+			die("AF_ALG is not available: %s: nothing to measure",
+			    algs[i].why);
 	/* a worker that dies is reported, not a signal */
 	signal(SIGPIPE, SIG_IGN);
 	read_proc_crypto();
@@ -341,14 +385,16 @@ static void calibrate(int afalg)
 
 		if (a->off || !selected(a))
 			continue;
-		if (a->bound != 0 && a->driver[0] == 0) {
-			a->failure = "the kernel has no such algorithm";
+		/* the kernel's own pick refused (a driver named in the
+		 * settings is measured with the others) */
+		if (strcmp(a->state, "unusable") == 0 && a->driver[0] == 0) {
+			snprintf(a->failure, sizeof(a->failure), "%s", a->why);
 			continue;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &start);
 		calibrate_alg(&soft, &kernel, a);
 		clock_gettime(CLOCK_MONOTONIC, &end);
-		format_value(value, sizeof(value), false,
+		format_value(value, sizeof(value), a, false,
 			     a->cand[a->chosen].found,
 			     a->cand[a->chosen].driver);
 		if (a->measured)
@@ -368,7 +414,7 @@ static void calibrate(int afalg)
 
 /* afalgtool --calibrate [--criterion=time|cpu[:BOUND]]
  * [--drivers=default|devices|all] [--algorithms=LIST] [--output=FILE] */
-int calibrate_main(int afalg)
+int calibrate_main(void)
 {
 	const char *crit = HAVE_OPT(CRITERION) ? OPT_ARG(CRITERION) : "time";
 	char *end;
@@ -397,7 +443,14 @@ int calibrate_main(int afalg)
 			die("--drivers is default, devices or all");
 	}
 	only = HAVE_OPT(ALGORITHMS) ? OPT_ARG(ALGORITHMS) : NULL;
-	calibrate(afalg);
+	/* a target refused is refused before anything is measured */
+	if (HAVE_OPT(OUTPUT)) {
+		char path[PATH_MAX];
+		bool dropin;
+
+		output_target(OPT_ARG(OUTPUT), path, sizeof(path), &dropin);
+	}
+	calibrate();
 	if (HAVE_OPT(OUTPUT))
 		write_output(OPT_ARG(OUTPUT), wall_bound);
 	else

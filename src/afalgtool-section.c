@@ -19,8 +19,10 @@
 
 /* The [afalg] section afalgtool --calibrate writes: the thresholds found,
  * the measurements behind them as comments, and the settings the library
- * has for the algorithms not measured; to standard output, or in place of
- * a configuration file's [afalg] section (--output). */
+ * has for the algorithms not measured; to standard output, or (--output)
+ * in place of a configuration file's [afalg] section, or where
+ * crypto-policies keeps local additions.  Never through a link: a file
+ * the tool does not own is not written. */
 
 #include "config.h"
 
@@ -65,12 +67,13 @@ static void write_measured(FILE *fp, const struct alg *a, bool by_cpu)
 			c->driver[0] ? "driver " : "the kernel's pick",
 			c->driver,
 			j == a->chosen && a->n_cand > 1 ? " (chosen)" : "");
-		if (c->failure != NULL) {
+		if (c->failure[0] != 0) {
 			fprintf(fp, ": %s\n", c->failure);
 			continue;
 		}
 		fprintf(fp, "\n");
-		for (dir = 0; dir < 2; dir++) {
+		/* a MAC's or digest's one-shot calls only */
+		for (dir = is_hash(a); dir < 2; dir++) {
 			write_ratios(fp, dir_name(a, dir), c->ratio[dir],
 				     c->unsteady[dir], calibration_n_sizes(a));
 			if (by_cpu)
@@ -78,6 +81,23 @@ static void write_measured(FILE *fp, const struct alg *a, bool by_cpu)
 					     NULL, calibration_n_sizes(a));
 		}
 	}
+}
+
+/* Settings that send work to the kernel where only privileged processes
+ * may bind the algorithm (Linux 7.3's af_alg_restrict): said in the
+ * section and on standard error; others run GnuTLS's own code. */
+static void warn_privileged(FILE *fp, const struct alg *a, const char *value)
+{
+	if (strcmp(value, "auto") == 0 || strcmp(value, "off") == 0 ||
+	    a->unpriv_state[0] == 0 || strcmp(a->unpriv_state, "ready") == 0)
+		return;
+	fprintf(fp,
+		"# %s: for processes without CAP_NET_ADMIN the kernel refuses "
+		"it (%s): they run GnuTLS's own code\n",
+		a->label, a->unpriv_why);
+	fprintf(stderr,
+		"afalgtool: %s: only privileged processes get the kernel: %s\n",
+		a->label, a->unpriv_why);
 }
 
 /* The [afalg] section: what was measured, and what the library has now
@@ -113,7 +133,7 @@ void write_section(FILE *fp, double wall_bound)
 		if (a->measured) {
 			write_measured(fp, a, wall_bound != 0);
 			format_value(
-				value, sizeof(value), false,
+				value, sizeof(value), a, false,
 				a->cand[a->chosen].found,
 				a->cand[a->chosen].found[0] == NEVER &&
 						a->cand[a->chosen].found[1] ==
@@ -121,14 +141,15 @@ void write_section(FILE *fp, double wall_bound)
 					"" :
 					a->cand[a->chosen].driver);
 		} else {
-			if (a->failure != NULL)
+			if (a->failure[0] != 0)
 				fprintf(fp, "# %s: %s\n", a->label, a->failure);
-			format_value(value, sizeof(value), a->off, a->setting,
-				     a->driver);
-			if (strcmp(value, "auto") == 0 && a->failure == NULL)
+			format_value(value, sizeof(value), a, a->off,
+				     a->setting, a->driver);
+			if (strcmp(value, "auto") == 0 && a->failure[0] == 0)
 				continue;
 		}
 		fprintf(fp, "%s = %s\n", a->label, value);
+		warn_privileged(fp, a, value);
 	}
 }
 
@@ -145,33 +166,30 @@ static bool section_start(const char *line, bool *afalg)
 	return true;
 }
 
-/* Replaces the [afalg] section of path (made if missing) with the new
- * one, through a new file renamed over the old, whose mode it keeps. */
-void write_output(const char *name, double wall_bound)
+/* Writes path anew, through a new file in its directory renamed over it,
+ * whose mode it keeps: the old file's other sections and the new
+ * [afalg] section (keep: the old file's sections but [afalg]). */
+static void replace_file(const char *path, bool keep, double wall_bound)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 16], line[4096];
+	char tmp[PATH_MAX + 16], line[4096];
 	bool in_afalg = false, afalg, newline = true;
 	struct stat st;
 	mode_t mode = 0644;
-	FILE *old, *fp;
+	FILE *old = NULL, *fp;
 	int fd;
 
-	/* a link (crypto-policies makes them) is written through */
-	if (realpath(name, path) == NULL) {
-		if (errno != ENOENT)
-			die("%s: %s", name, strerror(errno));
-		snprintf(path, sizeof(path), "%s", name);
-	}
 	if (stat(path, &st) == 0)
 		mode = st.st_mode & 07777;
-	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
+		die("%s: name too long", path);
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		die("%s: %s", tmp, strerror(errno));
 	fp = fdopen(fd, "w");
 	if (fp == NULL || fchmod(fd, mode) < 0)
 		die("%s: %s", tmp, strerror(errno));
-	old = fopen(path, "re");
+	if (keep)
+		old = fopen(path, "re");
 	while (old != NULL && fgets(line, sizeof(line), old) != NULL) {
 		if (section_start(line, &afalg))
 			in_afalg = afalg;
@@ -189,5 +207,81 @@ void write_output(const char *name, double wall_bound)
 		unlink(tmp);
 		die("%s: %s", path, strerror(errno));
 	}
-	fprintf(stderr, "afalgtool: [afalg] written to %s\n", path);
+}
+
+/* The crypto-policies layout (Fedora, RHEL, openSUSE): GnuTLS's file is
+ * DIR/back-ends/gnutls.config, a link into the policy of another package
+ * that update-crypto-policies rewrites, which appends
+ * DIR/local.d/gnutls-*.config to it.  The drop-in for name, or false. */
+static bool crypto_policies_dropin(const char *name, char *dropin, size_t size)
+{
+	static const char tail[] = "/back-ends/gnutls.config";
+	size_t len = strlen(name), dir_len;
+	struct stat st;
+
+	if (len <= sizeof(tail) - 1 ||
+	    strcmp(name + len - (sizeof(tail) - 1), tail) != 0)
+		return false;
+	dir_len = len - (sizeof(tail) - 1);
+	if ((int)snprintf(dropin, size, "%.*s/local.d", (int)dir_len, name) >=
+		    (int)size ||
+	    stat(dropin, &st) < 0 || !S_ISDIR(st.st_mode))
+		return false;
+	return (int)snprintf(dropin, size, "%.*s/local.d/gnutls-afalg.config",
+			     (int)dir_len, name) < (int)size;
+}
+
+/* Where --output=name writes, checked before anything is measured:
+ * name itself, which is made if missing; where name is crypto-policies'
+ * link, a drop-in of its own in local.d instead (*dropin true); any
+ * other link, or a file with other hard links, is refused with one line:
+ * writing it would change a file another package owns, or split it from
+ * the names it has. */
+void output_target(const char *name, char *path, size_t size, bool *dropin)
+{
+	char target[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+
+	*dropin = false;
+	snprintf(path, size, "%s", name);
+	if (lstat(name, &st) < 0) {
+		if (errno != ENOENT)
+			die("%s: %s", name, strerror(errno));
+	} else if (S_ISLNK(st.st_mode)) {
+		if (!crypto_policies_dropin(name, path, size)) {
+			n = readlink(name, target, sizeof(target) - 1);
+			target[n > 0 ? n : 0] = 0;
+			die("%s is a link (to %s): not written through it; "
+			    "give the file itself, or add the section "
+			    "afalgtool --calibrate prints where this system "
+			    "keeps local settings",
+			    name, target);
+		}
+		if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+			die("%s is not a regular file: not replaced", path);
+		*dropin = true;
+	} else if (!S_ISREG(st.st_mode) || st.st_nlink > 1) {
+		die("%s is %s: not replaced", name,
+		    S_ISREG(st.st_mode) ? "a file with other hard links" :
+					  "not a regular file");
+	}
+}
+
+/* --output=name: the [afalg] section written where output_target()
+ * says. */
+void write_output(const char *name, double wall_bound)
+{
+	char path[PATH_MAX];
+	bool dropin;
+
+	output_target(name, path, sizeof(path), &dropin);
+	replace_file(path, !dropin, wall_bound);
+	if (dropin)
+		fprintf(stderr,
+			"afalgtool: [afalg] written to %s; run "
+			"update-crypto-policies to merge it into %s\n",
+			path, name);
+	else
+		fprintf(stderr, "afalgtool: [afalg] written to %s\n", path);
 }

@@ -33,24 +33,11 @@
 
 #include "afalgtool.h"
 
-/* A kernel failure the library logged (it then used software). */
-static unsigned failures_logged;
-
-static void count_failures(int level, const char *str)
-{
-	(void)level;
-	if (strstr(str, "afalg:") != NULL &&
-	    (strstr(str, "failed") != NULL || strstr(str, "has no") != NULL ||
-	     strstr(str, "rejected") != NULL))
-		failures_logged++;
-}
-
 struct wctx {
 	const struct alg *a;
 	gnutls_cipher_hd_t cipher[2];
 	gnutls_aead_cipher_hd_t aead;
-	gnutls_hmac_hd_t hmac;
-	gnutls_hash_hd_t hash;
+	gnutls_hmac_hd_t hmac; /* a MAC's (its key checked once) */
 	int id;
 	uint8_t key[64];
 	size_t key_size;
@@ -98,8 +85,6 @@ static int wctx_init(struct wctx *w, const struct alg *a)
 		ret = gnutls_aead_cipher_init(&w->aead, w->id, &key);
 	} else if (strcmp(a->family, "mac") == 0) {
 		ret = gnutls_hmac_init(&w->hmac, w->id, w->key, w->key_size);
-	} else {
-		ret = gnutls_hash_init(&w->hash, w->id);
 	}
 	return ret;
 }
@@ -123,21 +108,12 @@ static int one_op(struct wctx *w, int dir, size_t size)
 							w->nonce_size, NULL, 0,
 							w->tag_size, in, size,
 							out, &n);
-	if (w->hmac != NULL) {
-		if (dir)
-			return gnutls_hmac_fast(w->id, w->key, w->key_size, in,
-						size, out);
-		if (gnutls_hmac(w->hmac, in, size) < 0)
-			return GNUTLS_E_INTERNAL_ERROR;
-		gnutls_hmac_output(w->hmac, out);
-		return 0;
-	}
-	if (dir)
-		return gnutls_hash_fast(w->id, in, size, out);
-	if (gnutls_hash(w->hash, in, size) < 0)
-		return GNUTLS_E_INTERNAL_ERROR;
-	gnutls_hash_output(w->hash, out);
-	return 0;
+	/* MACs and digests: the one-shot calls (their contexts are
+	 * GnuTLS's own code whatever the settings) */
+	if (w->hmac != NULL)
+		return gnutls_hmac_fast(w->id, w->key, w->key_size, in, size,
+					out);
+	return gnutls_hash_fast(w->id, in, size, out);
 }
 
 static double now(clockid_t clock)
@@ -148,23 +124,33 @@ static double now(clockid_t clock)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Requests on standard input, "LABEL DIR SIZE COUNT"; answers "ok WALL
- * CPU FAILURES" (seconds of COUNT operations, by wall clock and of the
- * whole process's CPU time) or "error WHY". */
+/* Requests on standard input: "LABEL DIR SIZE COUNT", answered "ok WALL
+ * CPU FAILURES STATE" (seconds of COUNT operations, by wall clock and of
+ * the whole process's CPU time; the kernel calls that failed meanwhile,
+ * after which the library used software; what the library's report says
+ * of the algorithm then), or "error WHY"; and "why LABEL", answered "why
+ * TEXT", the report's reason why the kernel does not take it. */
 int calibration_worker(void)
 {
 	static struct wctx ctx[MAX_ALGS];
 	char line[256], label[32];
-	unsigned dir, count, i, k;
+	unsigned dir, count, i, k, failures;
 	size_t size, n;
 	double wall, cpu;
 	int ret;
 
-	gnutls_global_set_log_function(count_failures);
-	gnutls_global_set_log_level(2);
-	read_info();
+	read_report(0);
 	gnutls_rnd(GNUTLS_RND_NONCE, in, sizeof(in));
 	while (fgets(line, sizeof(line), stdin) != NULL) {
+		if (sscanf(line, "why %31s", label) == 1) {
+			read_report(0);
+			for (i = 0; i < n_algs && strcmp(algs[i].label, label);
+			     i++)
+				;
+			printf("why %s\n", i < n_algs ? algs[i].why : "");
+			fflush(stdout);
+			continue;
+		}
 		if (sscanf(line, "%31s %u %zu %u", label, &dir, &size,
 			   &count) != 4 ||
 		    dir > 1 || size > CALIBRATION_MAX_SIZE) {
@@ -183,17 +169,20 @@ int calibration_worker(void)
 				ctx[i].aead, ctx[i].nonce, ctx[i].nonce_size,
 				NULL, 0, ctx[i].tag_size, in, size, sealed, &n);
 		}
-		failures_logged = 0;
+		failures = i < n_algs ? algs[i].failures : 0;
 		wall = now(CLOCK_MONOTONIC);
 		cpu = now(CLOCK_PROCESS_CPUTIME_ID);
 		for (k = 0; k < count && ret == 0; k++)
 			ret = one_op(&ctx[i], dir, size);
 		cpu = now(CLOCK_PROCESS_CPUTIME_ID) - cpu;
 		wall = now(CLOCK_MONOTONIC) - wall;
-		if (ret < 0)
+		if (ret < 0) {
 			printf("error %s\n", gnutls_strerror(ret));
-		else
-			printf("ok %.9f %.9f %u\n", wall, cpu, failures_logged);
+		} else {
+			read_report(0);
+			printf("ok %.9f %.9f %u %s\n", wall, cpu,
+			       algs[i].failures - failures, algs[i].state);
+		}
 		fflush(stdout);
 	}
 	return 0;

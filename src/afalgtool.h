@@ -39,7 +39,7 @@
 /* A kernel implementation of an algorithm a calibration measures. */
 struct candidate {
 	char driver[64]; /* "" for the one the kernel picks */
-	const char *failure;
+	char failure[256]; /* "" if it was measured */
 	size_t found[2];
 	double ratio[2][N_SIZES]; /* kernel/software, by the criterion */
 	double wall[2][N_SIZES]; /* and by wall-clock time */
@@ -47,7 +47,7 @@ struct candidate {
 	double score; /* lower is better; 0: never faster */
 };
 
-/* An algorithm of the backend, as the library has it. */
+/* An algorithm of the backend, as the library reports it. */
 struct alg {
 	char label[32];
 	char family[8];
@@ -56,10 +56,16 @@ struct alg {
 	size_t setting[2];
 	bool registered;
 	char driver[64]; /* the driver the settings name, or "" */
-	int bound; /* binding it (or kname): 0, or the errno */
+	char state[16]; /* untried, ready, unusable, no-af-alg */
+	char why[256]; /* why the kernel does not take it */
+	unsigned kernel_ops, soft_ops, failures;
+	/* the same for an unprivileged process (nobody, no capabilities),
+	 * where this one is root: "" if not asked */
+	char unpriv_state[16];
+	char unpriv_why[256];
 	/* calibration */
 	bool measured;
-	const char *failure;
+	char failure[256]; /* why it was not measured, or "" */
 	struct candidate cand[MAX_CANDIDATES];
 	unsigned n_cand, chosen;
 };
@@ -76,12 +82,16 @@ struct impl {
 extern struct alg algs[MAX_ALGS];
 extern unsigned n_algs;
 
+/* afalgtool-common.c: the library's report, /proc/crypto, settings */
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-void read_info(void);
+#define REPORT_PROBE 1 /* GNUTLS_AFALG_REPORT_PROBE */
+void read_report(unsigned flags);
+void read_unprivileged_report(void);
+struct alg *find_alg(const char *label);
 bool is_hash(const struct alg *a);
 const char *dir_name(const struct alg *a, int dir);
-void format_value(char *buf, size_t size, bool off, const size_t *t,
-		  const char *driver);
+void format_value(char *buf, size_t size, const struct alg *a, bool off,
+		  const size_t *t, const char *driver);
 void read_proc_crypto(void);
 unsigned impls_of(const char *kname, const struct impl **out, unsigned max);
 bool is_device(const struct impl *d);
@@ -95,11 +105,12 @@ static inline unsigned calibration_n_sizes(const struct alg *a)
 }
 
 /* afalgtool-calibrate.c: --calibrate */
-int calibrate_main(int afalg);
+int calibrate_main(void);
 /* afalgtool-worker.c: the processes --calibrate measures in */
 int calibration_worker(void);
 /* afalgtool-section.c: what --calibrate found, as an [afalg] section */
 void write_section(FILE *fp, double wall_bound);
+void output_target(const char *name, char *path, size_t size, bool *dropin);
 void write_output(const char *name, double wall_bound);
 
 #endif /* GNUTLS_SRC_AFALGTOOL_H */

@@ -11,9 +11,13 @@
  *                      is dropped (GnuTLS 3.8), a MAC's goes on (GnuTLS
  *                      ignores the call); the library must not be in
  *                      its error state
+ *   message LEN        update LEN, then output: one whole message
  *   copy               gnutls_hmac_copy()/gnutls_hash_copy(): the copy
  *                      goes on beside the original
  *   fast LEN           gnutls_hmac_fast()/gnutls_hash_fast()
+ *   contexts N LEN     N contexts made, each fed LEN bytes and its output
+ *                      checked, kept alive until the case ends (what
+ *                      they hold, for "heap")
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -35,6 +39,8 @@ struct hash {
 	unsigned n;
 	uint8_t key[REF_MAX_HMAC_KEY];
 	size_t key_size;
+	void **many; /* "contexts" */
+	unsigned n_many;
 };
 
 static bool covers(const struct ref_alg *a)
@@ -69,9 +75,27 @@ static void drop_all(struct run *r)
 	}
 }
 
+static void drop_many(struct run *r)
+{
+	struct hash *x = r->fam;
+	uint8_t out[REF_MAX_DIGEST];
+
+	while (x->n_many > 0) {
+		void *h = x->many[--x->n_many];
+
+		if (is_mac(r))
+			gnutls_hmac_deinit(h, out);
+		else
+			gnutls_hash_deinit(h, out);
+	}
+	free(x->many);
+	x->many = NULL;
+}
+
 static void finish(struct run *r)
 {
 	drop_all(r);
+	drop_many(r);
 	free(r->fam);
 }
 
@@ -184,6 +208,13 @@ static int step_output(struct run *r, const struct step *s)
 	return 0;
 }
 
+static int step_message(struct run *r, const struct step *s)
+{
+	if (step_update(r, s) < 0)
+		return -1;
+	return step_output(r, s);
+}
+
 static int step_copy(struct run *r, const struct step *s)
 {
 	struct hash *x = r->fam;
@@ -226,10 +257,58 @@ static int step_fast(struct run *r, const struct step *s)
 	return ret < 0 ? -1 : 0;
 }
 
+static int step_contexts(struct run *r, const struct step *s)
+{
+	struct hash *x = r->fam;
+	long n = arg_num(s, 0, 1), len = arg_num(s, 1, 64), i;
+	size_t size = ref_digest_size(r->alg);
+	uint8_t key[REF_MAX_HMAC_KEY], got[REF_MAX_DIGEST], want[REF_MAX_DIGEST];
+	size_t key_size = r->alg->key_size ? r->alg->key_size : 32;
+	uint8_t *p = xmalloc(len);
+	struct ref_stream ref;
+	void *h;
+	int ret = 0;
+
+	drop_many(r);
+	x->many = xmalloc(n * sizeof(*x->many));
+	rng_fill(&r->rng, key, key_size);
+	rng_fill(&r->rng, p, len);
+	ref_init(&ref, r->alg, key, key_size);
+	ref_update(&ref, p, len);
+	ref_digest(&ref, want);
+	for (i = 0; i < n && ret == 0; i++) {
+		if (is_mac(r))
+			ret = gnutls_hmac_init((gnutls_hmac_hd_t *)&h,
+					       r->alg->id, key, key_size);
+		else
+			ret = gnutls_hash_init((gnutls_hash_hd_t *)&h,
+					       r->alg->id);
+		if (ret < 0) {
+			ret = fail(r, s, "context %ld: init failed", i);
+			break;
+		}
+		x->many[x->n_many++] = h;
+		if (is_mac(r)) {
+			ret = gnutls_hmac(h, p, len);
+			gnutls_hmac_output(h, got);
+		} else {
+			ret = gnutls_hash(h, p, len);
+			gnutls_hash_output(h, got);
+		}
+		if (ret < 0)
+			ret = fail(r, s, "context %ld: update failed", i);
+		else
+			ret = compare(r, s, "output", got, want, size);
+	}
+	free(p);
+	return ret < 0 ? -1 : 0;
+}
+
 static const struct verb verbs[] = {
 	{ "init", step_init },	   { "update", step_update },
 	{ "output", step_output }, { "copy", step_copy },
-	{ "fast", step_fast },
+	{ "fast", step_fast },	   { "contexts", step_contexts },
+	{ "message", step_message },
 };
 
 const struct harness hash_family = {

@@ -41,6 +41,11 @@
  *                      "nokernel": none (checked where AF_ALG is there)
  *   fork               the rest runs in parent and child, step by step
  *                      in turn (child first), both checked
+ *   _fork              the same after _Fork() (glibc 2.34), which runs
+ *                      no atfork handler
+ *   fork concurrent    (or _fork concurrent) parent and child run the
+ *                      rest at the same time, not in turns
+ *   STEP ... repeat=N  any step, N times
  *   exec [N]           fork+exec a program (inherited.c) that counts the
  *                      AF_ALG sockets and pipes it inherited: none (N
  *                      times, with a thread opening kernel contexts
@@ -53,7 +58,9 @@
  *   heap [N]           marks the heap in use (mallinfo2()); with N: it
  *                      grew by at most N bytes since the mark (a case
  *                      where the heap is not glibc's, under a sanitizer
- *                      or valgrind, is skipped)
+ *                      or valgrind, is skipped); "heap ref": what it grew
+ *                      by since the mark is the reference; "heap over=N":
+ *                      it grew by at most the reference and N
  *   closefrom          as an application that closes the descriptors it
  *                      does not know (a daemon, or its child) and opens
  *                      connections: every AF_ALG socket of the process is
@@ -62,10 +69,27 @@
  *   ownfds             each of those numbers is still that socket: the
  *                      library closed none of them, read nothing from
  *                      them and sent nothing to their peers
- *   seccomp            socket(AF_ALG) fails with EPERM from now on
- *   sandbox            a seccomp filter that kills the process on any
+ *   swapped            the same of the connections a "fault CALL:SWAP"
+ *                      put under the numbers socket() or accept4() had
+ *                      just returned (seam.h)
+ *   seccomp [ERRNO] [netlink]   socket(AF_ALG) fails with EPERM (or
+ *                      EACCES, EAFNOSUPPORT) from now on; "netlink":
+ *                      socket(AF_NETLINK) instead (no crypto netlink)
+ *   sandbox [socket]   a seccomp filter that kills the process on any
  *                      socket(), bind(), accept(), open(), mkdir(),
- *                      rename() or unlink() from now on (a case alone)
+ *                      rename() or unlink() from now on (a case alone);
+ *                      "socket": on socket(), bind() and accept() only
+ *   atmost N           at most N calls of the kind a "fault CALL:PASS"
+ *                      counts since it
+ *   bound              every AF_ALG socket bound since the case started
+ *                      was bound to a name of the module's table (or a
+ *                      driver the case's GNUTLS_AFALG names after @ and
+ *                      the kernel confirmed), and no sendmsg() asked for
+ *                      MSG_SPLICE_PAGES
+ *   nosplice           a seccomp filter that kills the process on
+ *                      splice(), vmsplice(), tee(), sendfile(),
+ *                      copy_file_range() and AIO (io_setup(),
+ *                      io_submit(), io_uring_setup(), io_uring_enter())
  *   logged TEXT N      N library log lines of the case (and of the
  *                      library's start) contain TEXT (where AF_ALG
  *                      is there; the library is initialised again at
@@ -138,7 +162,7 @@ struct kase {
 	unsigned defect;
 	char algs[MAX_ALGS][24];
 	unsigned nalgs;
-	char env[256];
+	char env[512];
 	struct step steps[MAX_STEPS];
 	unsigned nsteps;
 	unsigned split; /* matrix: steps before it run under the fault */
@@ -500,6 +524,33 @@ static int do_fault(struct run *r, const struct step *s, const char *spec)
 	return ret;
 }
 
+/* in the accel libgnutls, GNUTLS_PRIVATE_3_4: afalgtool's report
+ * (afalg/afalg.c); weak: the program is linked with the system's */
+int _gnutls_afalg_report(unsigned version, unsigned flags, gnutls_datum_t *out)
+	__attribute__((weak));
+
+/* Whether the library says the kernel refused the algorithm for this
+ * process (Linux 7.3's allowlist, a driver 7.2 does not bind): "kernel"
+ * steps do not apply to it then. */
+static bool kernel_refused(const struct ref_alg *a)
+{
+	gnutls_datum_t report;
+	char want[64], *p;
+	bool refused = false;
+
+	if (a == NULL || _gnutls_afalg_report == NULL ||
+	    _gnutls_afalg_report(1, 0, &report) < 0)
+		return false;
+	snprintf(want, sizeof(want), "label=%s ", a->name);
+	p = strstr((char *)report.data, want);
+	if (p != NULL) {
+		p = strstr(p, " state=");
+		refused = p != NULL && strncmp(p, " state=unusable ", 16) == 0;
+	}
+	gnutls_free(report.data);
+	return refused;
+}
+
 static int step_nofault(struct run *r, const struct step *s)
 {
 	long want = arg_num(s, 0, 1);
@@ -507,7 +558,7 @@ static int step_nofault(struct run *r, const struct step *s)
 
 	if (fired < 0)
 		return -1;
-	if (module_active && fired < want)
+	if (module_active && !kernel_refused(r->alg) && fired < want)
 		return fail(r, s, "%d faults fired, expected at least %ld",
 			    fired, want);
 	return 0;
@@ -519,7 +570,8 @@ static int step_kernel(struct run *r, const struct step *s)
 	bool want = s->verb[0] == 'k';
 	int calls = do_fault(r, s, NULL);
 	long at = flag_num(s, "at", -1);
-	bool checked = want ? module_active : afalg_present;
+	bool checked = want ? module_active && !kernel_refused(r->alg) :
+			      afalg_present;
 
 	if (at >= 0)
 		checked = afalg_present && at == afalg_size;
@@ -532,8 +584,9 @@ static int step_kernel(struct run *r, const struct step *s)
 	return 0;
 }
 
-/* Descriptors open when the program started are not the module's. */
-#define MAX_FD 4096
+/* Descriptors open when the program started are not the module's.  (The
+ * module keeps its own above a floor at most 4096.) */
+#define MAX_FD 8192
 static bool preexisting[MAX_FD];
 
 static void note_preexisting(void)
@@ -803,15 +856,21 @@ static bool heap_visible(void)
 
 static int step_heap(struct run *r, const struct step *s)
 {
-	static size_t mark;
+	static size_t mark, ref;
 	size_t now = heap_in_use();
-	long most = arg_num(s, 0, -1);
+	long most = arg_num(s, 0, -1), over = flag_num(s, "over", -1);
 
 	if (!heap_visible()) {
 		r->skip = "the heap is not glibc's here (a sanitizer or "
 			  "valgrind): its growth cannot be seen";
 		return 0;
 	}
+	if (has_flag(s, "ref")) {
+		ref = now > mark ? now - mark : 0;
+		return 0;
+	}
+	if (over >= 0)
+		most = ref + over;
 	if (most < 0)
 		mark = now;
 	else if (now > mark + (size_t)most)
@@ -822,17 +881,22 @@ static int step_heap(struct run *r, const struct step *s)
 	return 0;
 }
 
-/* socket(AF_ALG, ...) fails with EPERM; everything else is allowed. */
+/* socket(AF_ALG, ...) fails with EPERM (or the errno named: EACCES,
+ * EAFNOSUPPORT); everything else is allowed. */
 static int step_seccomp(struct run *r, const struct step *s)
 {
+	int err = has_flag(s, "EACCES")	      ? EACCES :
+		  has_flag(s, "EAFNOSUPPORT") ? EAFNOSUPPORT :
+						EPERM;
+	int domain = has_flag(s, "netlink") ? AF_NETLINK : AF_ALG;
 	struct sock_filter filter[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 			 offsetof(struct seccomp_data, nr)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 3),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 			 offsetof(struct seccomp_data, args[0])),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_ALG, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, domain, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | err),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = { sizeof(filter) / sizeof(filter[0]), filter };
@@ -861,6 +925,8 @@ static int step_sandbox(struct run *r, const struct step *s)
 		KILL_ON(SYS_bind),
 		KILL_ON(SYS_accept),
 		KILL_ON(SYS_accept4),
+		/* "sandbox socket" ends here */
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		KILL_ON(SYS_open),
 		KILL_ON(SYS_openat),
 		KILL_ON(SYS_creat),
@@ -876,6 +942,9 @@ static int step_sandbox(struct run *r, const struct step *s)
 #undef KILL_ON
 	struct sock_fprog prog = { sizeof(filter) / sizeof(filter[0]), filter };
 	const char *preload = getenv("LD_PRELOAD");
+
+	if (has_flag(s, "socket"))
+		prog.len = 1 + 4 * 2 + 1;
 
 	if ((preload != NULL && strstr(preload, "vgpreload") != NULL) ||
 	    __asan_init != NULL) {
@@ -985,6 +1054,8 @@ static int child_stuck(struct run *r, const struct step *s, struct lockstep *ls)
 		    "to wake it (a lock inherited held?)");
 }
 
+/* "fork", or "_fork": _Fork(), which runs no atfork handler (GnuTLS's
+ * own fork detection rests on one). */
 static int step_fork(struct run *r, const struct step *s)
 {
 	struct lockstep *ls = r->ls;
@@ -994,7 +1065,7 @@ static int step_fork(struct run *r, const struct step *s)
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0)
 		return fail(r, s, "socketpair: %s", strerror(errno));
 	fflush(stdout);
-	pid = fork();
+	pid = s->verb[0] == '_' ? _Fork() : fork();
 	if (pid < 0)
 		return fail(r, s, "fork: %s", strerror(errno));
 	ls->on = true;
@@ -1002,9 +1073,17 @@ static int step_fork(struct run *r, const struct step *s)
 	ls->pid = pid;
 	ls->fd = pair[ls->child];
 	close(pair[!ls->child]);
-	if (ls->child)
+	if (ls->child) {
 		r->who = "child: ";
-	else if (wait_turn(ls) == -2) /* it goes first */
+		/* other data than the parent's from here on, so that a
+		 * request that reaches the other's socket shows */
+		rng_seed(&r->rng, rng_next(&r->rng), "child");
+	}
+	if (has_flag(s, "concurrent")) {
+		turns_end(ls); /* no turns: both at once */
+		return 0;
+	}
+	if (!ls->child && wait_turn(ls) == -2) /* it goes first */
 		return child_stuck(r, s, ls);
 	return 0;
 }
@@ -1060,14 +1139,138 @@ static int step_count(struct run *r, const struct step *s)
 	return do_fault(r, s, "send:PASS") < 0 ? -1 : 0;
 }
 
+static int step_swapped(struct run *r, const struct step *s)
+{
+	char why[128];
+
+	if (seam_swapped_intact(why, sizeof(why)) < 0)
+		return fail(r, s, "%s", why);
+	return 0;
+}
+
+/* The kernel names of the module's table (lib/accelerated/afalg/
+ * algorithms.c): the attack surface it opens, and no more. */
+static const char *const table_names[] = {
+	"cbc(aes)",
+	"xts(aes)",
+	"gcm(aes)",
+	"ccm(aes)",
+	"rfc7539(chacha20,poly1305)",
+	"hmac(sha1)",
+	"hmac(sha224)",
+	"hmac(sha256)",
+	"hmac(sha384)",
+	"hmac(sha512)",
+	"cmac(aes)",
+	"sha1",
+	"sha224",
+	"sha256",
+	"sha384",
+	"sha512",
+	"sha3-224",
+	"sha3-256",
+	"sha3-384",
+	"sha3-512",
+};
+static const char *const templates[] = {
+	"authenc", "rfc4106", "rfc4309", "rfc4543", "seqiv", "echainiv",
+	"cryptd",  "pcrypt",  "cts(",	 "essiv",   "ecb(",
+};
+static unsigned bound_at_start;
+
+static bool allowed_name(const char *name)
+{
+	const char *env = getenv("GNUTLS_AFALG"), *p;
+	size_t len = strlen(name);
+	unsigned i;
+
+	for (i = 0; i < sizeof(table_names) / sizeof(table_names[0]); i++)
+		if (strcmp(name, table_names[i]) == 0)
+			return true;
+	/* a driver the settings name, which the module binds only after
+	 * the kernel said it implements the table's name: never one of
+	 * the templates that wrap another algorithm */
+	for (i = 0; i < sizeof(templates) / sizeof(templates[0]); i++)
+		if (strstr(name, templates[i]) != NULL)
+			return false;
+	for (p = env; p != NULL && (p = strchr(p, '@')) != NULL; p++)
+		if (strncmp(p + 1, name, len) == 0 &&
+		    (p[1 + len] == ',' || p[1 + len] == 0))
+			return true;
+	return false;
+}
+
+static int step_bound(struct run *r, const struct step *s)
+{
+	unsigned i, n = seam_bound_count();
+	const char *name;
+
+	for (i = bound_at_start; i < n; i++) {
+		name = seam_bound_name(i);
+		if (name != NULL && !allowed_name(name))
+			return fail(r, s, "an AF_ALG socket was bound to %s",
+				    name);
+	}
+	if (seam_splice_pages() > 0)
+		return fail(r, s, "%u sendmsg() calls with MSG_SPLICE_PAGES",
+			    seam_splice_pages());
+	return 0;
+}
+
+/* Copy Fail's ways into the page cache (CVE-2026-31431) and AIO kill the
+ * process from now on. */
+static int step_nosplice(struct run *r, const struct step *s)
+{
+#define KILL_ON(nr)                                      \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), \
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS)
+	struct sock_filter filter[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		KILL_ON(SYS_splice),
+		KILL_ON(SYS_vmsplice),
+		KILL_ON(SYS_tee),
+		KILL_ON(SYS_sendfile),
+		KILL_ON(SYS_copy_file_range),
+		KILL_ON(SYS_io_setup),
+		KILL_ON(SYS_io_submit),
+		KILL_ON(SYS_io_uring_setup),
+		KILL_ON(SYS_io_uring_enter),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+#undef KILL_ON
+	struct sock_fprog prog = { sizeof(filter) / sizeof(filter[0]), filter };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+		return fail(r, s, "seccomp: %s", strerror(errno));
+	return 0;
+}
+
+static int step_atmost(struct run *r, const struct step *s)
+{
+	long most = arg_num(s, 0, 0);
+	int calls = seam_fault("?");
+
+	if (calls > most)
+		return fail(r, s, "%d calls, at most %ld expected", calls,
+			    most);
+	return 0;
+}
+
 /* clang-format off */
 static const struct verb shared_verbs[] = {
 	{ "fault", step_fault },
 	{ "nofault", step_nofault },
 	{ "count", step_count },
+	{ "atmost", step_atmost },
+	{ "bound", step_bound },
+	{ "nosplice", step_nosplice },
+	{ "swapped", step_swapped },
 	{ "kernel", step_kernel },
 	{ "nokernel", step_kernel },
 	{ "fork", step_fork },
+	{ "_fork", step_fork },
 	{ "exec", step_exec },
 	{ "fds", step_fds },
 	{ "nofile", step_nofile },
@@ -1119,15 +1322,20 @@ static int run_steps(struct run *r, const struct harness *f,
 	r->ls = ls;
 	for (i = from; i < to && r->skip == NULL; i++) {
 		const struct step *s = &k->steps[i];
+		long n, times = flag_num(s, "repeat", 1);
 
-		ret = run_verb(shared_verbs, N_VERBS(shared_verbs), r, s);
-		if (ret == 1)
-			ret = run_verb(f->verbs, f->n_verbs, r, s);
+		for (n = 0, ret = 0; n < times && ret == 0; n++) {
+			ret = run_verb(shared_verbs, N_VERBS(shared_verbs), r,
+				       s);
+			if (ret == 1)
+				ret = run_verb(f->verbs, f->n_verbs, r, s);
+		}
 		if (ret > 0)
 			ret = fail(r, s, "unknown step for %s", f->name);
 		if (ret < 0)
 			return -1;
-		if (ls->on && strcmp(s->verb, "fork") != 0) {
+		if (ls->on && strcmp(s->verb, "fork") != 0 &&
+		    strcmp(s->verb, "_fork") != 0) {
 			give_turn(ls);
 			if (i + 1 < to && wait_turn(ls) == -2)
 				return child_stuck(r, &k->steps[i + 1], ls);
@@ -1142,6 +1350,7 @@ static void run_init(struct run *r, const struct kase *k, const char *alg)
 
 	/* no fault from earlier cases */
 	seam_fault(NULL);
+	bound_at_start = seam_bound_count();
 	fds_at_start = count_fds();
 	/* the first case of a process sees the library's start too */
 	log_at_start = cases_run++ == 0 ? 0 : log_count;

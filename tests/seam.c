@@ -9,12 +9,16 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <linux/if_alg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef AF_ALG
 #define AF_ALG 38
@@ -31,6 +35,7 @@ static const char *const call_names[N_CALLS] = {
 
 #define SHORT (-1)
 #define PASS (-2)
+#define SWAP (-3)
 
 static const struct {
 	const char *name;
@@ -43,6 +48,7 @@ static const struct {
 	{ "ENOKEY", ENOKEY }, { "EIO", EIO },
 	{ "ENOENT", ENOENT }, { "EAFNOSUPPORT", EAFNOSUPPORT },
 	{ "SHORT", SHORT },   { "PASS", PASS },
+	{ "SWAP", SWAP },
 };
 
 static struct {
@@ -85,7 +91,70 @@ static int check(enum call call, int fd)
 	if (fault.count > 0 && fault.injected >= fault.count)
 		return 0;
 	fault.injected++;
+	/* SWAP, negative like SHORT: the call goes on, then its result is
+	 * swapped */
 	return fault.err == PASS ? 0 : fault.err;
+}
+
+/* ---- SWAP: an application's connection under the number returned ----- */
+
+static const char waiting[64] = "the peer's bytes: the library must not "
+				"read them";
+static struct {
+	int fd, peer;
+	dev_t dev;
+	ino_t ino;
+} swapped[16];
+static unsigned n_swapped;
+
+static int swap_in(int fd)
+{
+	struct stat st;
+	int pair[2];
+
+	if (fd < 0 || n_swapped == 16 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0)
+		return fd;
+	/* the module's socket closed, the connection at its number */
+	if (dup3(pair[0], fd, O_CLOEXEC) < 0 || fstat(fd, &st) < 0 ||
+	    write(pair[1], waiting, sizeof(waiting)) != sizeof(waiting)) {
+		close(pair[0]);
+		close(pair[1]);
+		return fd;
+	}
+	close(pair[0]);
+	swapped[n_swapped].fd = fd;
+	swapped[n_swapped].peer = pair[1];
+	swapped[n_swapped].dev = st.st_dev;
+	swapped[n_swapped++].ino = st.st_ino;
+	return fd;
+}
+
+int seam_swapped_intact(char *why, unsigned size)
+{
+	char buf[sizeof(waiting)];
+	struct stat st;
+	unsigned i;
+
+	for (i = 0; i < n_swapped; i++) {
+		int fd = swapped[i].fd;
+
+		if (fstat(fd, &st) < 0 || st.st_dev != swapped[i].dev ||
+		    st.st_ino != swapped[i].ino)
+			snprintf(why, size, "the connection at %d was closed",
+				 fd);
+		else if (recv(swapped[i].peer, buf, 1, MSG_DONTWAIT) >= 0)
+			snprintf(why, size,
+				 "the library sent bytes to the peer of %d",
+				 fd);
+		else if (recv(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_PEEK) !=
+			 sizeof(buf))
+			snprintf(why, size, "the library read from %d", fd);
+		else
+			continue;
+		return -1;
+	}
+	return 0;
 }
 
 #define FAIL_WITH(err)           \
@@ -103,7 +172,46 @@ int socket(int domain, int type, int protocol)
 		FAIL_WITH(err);
 	if (fn == NULL)
 		fn = real("socket");
+	if (err == SWAP)
+		return swap_in(fn(domain, type, protocol));
 	return fn(domain, type, protocol);
+}
+
+/* ---- what the program binds and sends ------------------------------- */
+
+#define MAX_BOUND 256
+static char bound[MAX_BOUND][64];
+static unsigned n_bound, splice_pages;
+static pthread_mutex_t bound_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const char *seam_bound_name(unsigned i)
+{
+	return i < n_bound && i < MAX_BOUND ? bound[i] : NULL;
+}
+
+unsigned seam_bound_count(void)
+{
+	return n_bound;
+}
+
+unsigned seam_splice_pages(void)
+{
+	return splice_pages;
+}
+
+static void note_bind(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	const struct sockaddr_alg *sa = (const struct sockaddr_alg *)addr;
+
+	if (addr == NULL || len < sizeof(*sa) || sa->salg_family != AF_ALG ||
+	    !is_afalg(fd))
+		return;
+	pthread_mutex_lock(&bound_lock);
+	if (n_bound < MAX_BOUND)
+		snprintf(bound[n_bound], sizeof(bound[0]), "%.*s",
+			 (int)sizeof(sa->salg_name), (const char *)sa->salg_name);
+	n_bound++;
+	pthread_mutex_unlock(&bound_lock);
 }
 
 int bind(int fd, const struct sockaddr *addr, socklen_t len)
@@ -111,6 +219,7 @@ int bind(int fd, const struct sockaddr *addr, socklen_t len)
 	static int (*fn)(int, const struct sockaddr *, socklen_t);
 	int err = check(BIND, fd);
 
+	note_bind(fd, addr, len);
 	if (err > 0)
 		FAIL_WITH(err);
 	if (fn == NULL)
@@ -127,6 +236,8 @@ int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 		FAIL_WITH(err);
 	if (fn == NULL)
 		fn = real("accept4");
+	if (err == SWAP)
+		return swap_in(fn(fd, addr, len, flags));
 	return fn(fd, addr, len, flags);
 }
 
@@ -163,11 +274,17 @@ static ssize_t shortened(ssize_t (*fn)(int, struct msghdr *, int), int fd,
 	return ret;
 }
 
+#ifndef MSG_SPLICE_PAGES
+#define MSG_SPLICE_PAGES 0x8000000
+#endif
+
 ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	static ssize_t (*fn)(int, struct msghdr *, int);
 	int err = check(SEND, fd);
 
+	if ((flags & MSG_SPLICE_PAGES) && is_afalg(fd))
+		__atomic_add_fetch(&splice_pages, 1, __ATOMIC_RELAXED);
 	if (fn == NULL)
 		fn = real("sendmsg");
 	if (err == SHORT)

@@ -9,8 +9,9 @@
 # libgnutls), CONTRACT (the contract program), CASES (the directory of
 # the contract's case files).
 #
-# Where AF_ALG is missing (the host) the module registers nothing: the
-# checks that need the kernel say so and skip.
+# Where AF_ALG is missing (the host) the module registers what the
+# settings name and finds AF_ALG missing at the first operation they send
+# to the kernel: the checks that need the kernel say so and skip.
 #
 # SPDX-License-Identifier: LGPL-2.1-or-later
 
@@ -44,7 +45,10 @@ have_afalg() {
 }
 
 # Without settings the library asks the kernel nothing: no socket(), and
-# no file of its own opened; with one algorithm set, one socket() call.
+# no file of its own opened; with settings, nothing either: AF_ALG is
+# first touched by an operation the settings send to the kernel (see the
+# contract's sandbox cases), so that gnutls-cli --version makes no
+# socket() call with every algorithm set.
 check_startup() {
 	local n
 	command -v strace >/dev/null || { skip "strace not installed"; return; }
@@ -56,15 +60,15 @@ check_startup() {
 		fail "without settings: $n socket(AF_ALG) calls; $(grep -c "$tmp/home\|/proc/crypto\|/proc/cpuinfo" "$tmp/trace") files of the module's opened"
 		return
 	fi
-	env -u GNUTLS_DEBUG_LEVEL GNUTLS_AFALG=AES-128-GCM=kernel \
-		strace -f -o "$tmp/trace" -e trace=socket "$cli" --version \
+	env -u GNUTLS_DEBUG_LEVEL GNUTLS_AFALG=kernel \
+		strace -f -o "$tmp/trace" -e trace=socket,open,openat "$cli" --version \
 		>/dev/null 2>&1
-	n=$(grep -c 'socket(AF_ALG' "$tmp/trace")
-	if [ "$n" != 1 ]; then
-		fail "with AES-128-GCM set to kernel: $n socket(AF_ALG) calls, expected 1"
+	n=$(grep -c 'socket(AF_ALG\|socket(AF_NETLINK' "$tmp/trace")
+	if [ "$n" != 0 ] || grep -q "/proc/crypto\|/proc/sys/crypto/af_alg\|/sys/module" "$tmp/trace"; then
+		fail "with every algorithm set to kernel: $n socket(AF_ALG or AF_NETLINK) calls at start-up, expected 0"
 		return
 	fi
-	pass "gnutls-cli --version: no AF_ALG socket and no file of the module's without settings; one socket() call with one algorithm set"
+	pass "gnutls-cli --version: no AF_ALG socket and no file of the module's, without settings and with every algorithm set to kernel"
 }
 
 # The table's names are GnuTLS's (the module checks them at debug level).
@@ -86,7 +90,7 @@ check_variable() {
 	local got
 	got="$(setting AES-128-GCM) | $(setting AES-256-GCM) | $(setting SHA256) | $(setting HMAC-SHA1) | $(setting AES-128-CBC)"
 	case $got in
-	"  setting 8192;"*" |   setting kernel;"*" |   setting never/4096;"*" |   setting off;"*" |   setting 16384/60000;"*) ;;
+	"  setting 8192;"*" |   setting kernel;"*" |   setting 4096;"*" |   setting off;"*" |   setting 16384/60000;"*) ;;
 	*) fail "settings read: $got"; return ;;
 	esac
 	info env GNUTLS_AFALG="kernel,bogus,AES-128-GCM=fast,NOSUCH=kernel,off SHA1=kernel,SHA256=12x,AES-128-CBC=1/2/3"
@@ -99,7 +103,18 @@ check_variable() {
 	"  setting kernel;"*" |   setting kernel;"*) ;;
 	*) fail "invalid entries changed a setting: $got"; return ;;
 	esac
-	pass "values for all and per algorithm, blanks, sizes per direction; six invalid entries logged and ignored"
+	# "kernel @DRIVER" (a blank before @) is "kernel@DRIVER"; an
+	# invalid entry's log line shows at most 64 characters of it
+	info env GNUTLS_AFALG="AES-128-GCM=kernel @no-such-driver,SHA1=kernel@$(printf 'x%.0s' $(seq 5000))"
+	case $(setting AES-128-GCM) in
+	"  setting kernel@no-such-driver;"*) ;;
+	*) fail "'kernel @DRIVER' read as: $(setting AES-128-GCM)"; return ;;
+	esac
+	if [ "$(grep 'afalg: ignoring' "$tmp/log" | wc -c)" -gt 250 ]; then
+		fail "an invalid entry of 5000 characters logged in $(grep 'afalg: ignoring' "$tmp/log" | wc -c) bytes"
+		return
+	fi
+	pass "values for all and per algorithm, blanks (before @ too), sizes per direction (a MAC's or digest's one-shot size); six invalid entries logged and ignored, a long one cut short in the log"
 }
 
 # The [afalg] section: the same values; the variable wins, entry by
@@ -111,7 +126,7 @@ check_file() {
 	info env
 	got="$(setting AES-128-GCM) | $(setting AES-128-CBC) | $(setting CHACHA20-POLY1305) | $(setting SHA256)"
 	case $got in
-	"  setting 4096;"*" |   setting kernel;"*" |   setting off;"*" |   setting 100/never;"*) ;;
+	"  setting 4096;"*" |   setting kernel;"*" |   setting off;"*" |   setting auto;"*) ;;
 	*) fail "[afalg]: $got"; return ;;
 	esac
 	if [ "$(logged "ignoring '' in \[afalg\]")" != 1 ]; then
@@ -130,7 +145,15 @@ check_file() {
 	"  setting auto;"*) ;;
 	*) fail "a malformed file applied: $(setting AES-128-GCM)"; return ;;
 	esac
-	pass "[afalg] values; GNUTLS_AFALG wins; a malformed file gives nothing"
+	# an invalid entry fails the file where GnuTLS is told to be strict,
+	# as for every other section
+	printf '[afalg]\nAES-128-GCM = fast\n' >"$tmp/config"
+	if env -u GNUTLS_AFALG GNUTLS_SYSTEM_PRIORITY_FILE="$tmp/config" \
+		GNUTLS_SYSTEM_PRIORITY_FAIL_ON_INVALID=1 "$cli" --version >/dev/null 2>&1; then
+		fail "an invalid [afalg] entry passed GNUTLS_SYSTEM_PRIORITY_FAIL_ON_INVALID=1"
+		return
+	fi
+	pass "[afalg] values (SHA256 = 100/never: one-shot calls never, auto); GNUTLS_AFALG wins; a malformed file gives nothing; an invalid entry fails a strict load"
 }
 
 # gnutls_global_deinit() and gnutls_global_init() (which the contract
@@ -184,7 +207,7 @@ check_no_files() {
 check_exports() {
 	local syms
 	syms=$(nm -D --defined-only "${ACCEL_LIB:?}/libgnutls.so.30" | awk '{ print $3 }' | grep -i afalg | tr '\n' ' ')
-	if [ "$syms" = "_gnutls_afalg_info@@GNUTLS_PRIVATE_3_4 " ]; then
+	if [ "$syms" = "_gnutls_afalg_report@@GNUTLS_PRIVATE_3_4 " ]; then
 		pass "exported: $syms"
 	else
 		fail "exported: '$syms'"
@@ -224,7 +247,7 @@ check_calibrate_no_afalg() {
 		return
 	fi
 	if env -u GNUTLS_DEBUG_LEVEL "$tool" --calibrate --output="$tmp/written" >"$tmp/out" 2>"$tmp/log" ||
-		! grep -q "the kernel has no AF_ALG" "$tmp/log" || [ -e "$tmp/written" ]; then
+		! grep -q "AF_ALG is not available" "$tmp/log" || [ -e "$tmp/written" ]; then
 		fail "afalgtool --calibrate without AF_ALG: $(head -c 200 "$tmp/log")"
 	else
 		pass "afalgtool --calibrate without AF_ALG: '$(head -n 1 "$tmp/log")', nothing written"
@@ -232,8 +255,8 @@ check_calibrate_no_afalg() {
 }
 
 # --calibrate measures in processes of its own and writes an [afalg]
-# section into a file, keeping the file's other sections and its mode
-# (through a symbolic link); the library then reads what was written.
+# section into a file, keeping the file's other sections and its mode;
+# the library then reads what was written.
 # (--drivers=default: an engine in the VM is engine.sh's, which removes
 # it.)
 check_calibrate() {
@@ -242,16 +265,15 @@ check_calibrate() {
 	mkdir -p "$tmp/etc"
 	printf '# the operator'"'"'s own\n[overrides]\n\n[afalg]\nSHA256 = 7\nmode = off\n\n[priorities]\n' >"$written"
 	chmod 0640 "$written"
-	ln -s "$written" "$tmp/link"
 	: >"$tmp/config"
 	if ! env -u GNUTLS_DEBUG_LEVEL GNUTLS_SYSTEM_PRIORITY_FILE="$tmp/config" \
 		GNUTLS_AFALG=HMAC-SHA1=off "$tool" --calibrate --drivers=default \
-		--algorithms=AES-128-CBC,SHA256 --output="$tmp/link" \
+		--algorithms=AES-128-CBC,SHA256 --output="$written" \
 		>"$tmp/out" 2>"$tmp/log"; then
 		fail "afalgtool --calibrate failed: $(tail -c 300 "$tmp/log")"
 		return
 	fi
-	if [ ! -L "$tmp/link" ] || [ "$(stat -c %a "$written")" != 640 ] ||
+	if [ "$(stat -c %a "$written")" != 640 ] ||
 		! grep -q "^# the operator's own" "$written" || ! grep -q '^\[overrides\]' "$written" ||
 		! grep -q '^\[priorities\]' "$written" ||
 		[ "$(grep -c '^\[afalg\]' "$written")" != 1 ] ||
@@ -260,7 +282,7 @@ check_calibrate() {
 		! grep -Eq '^AES-128-CBC = (auto|[0-9]+|[0-9]+/never|never/[0-9]+|[0-9]+/[0-9]+)$' "$written" ||
 		! grep -q "^# AES-128-CBC, the kernel's pick" "$written" ||
 		! grep -q '^#   encrypt:' "$written" ||
-		! grep -q '^#   one-shot:' "$written" ||
+		! grep -q '^#   one-shot:' "$written" || grep -q '^#   context:' "$written" ||
 		grep -q '^AES-128-GCM' "$written"; then
 		fail "the file written: $(tr '\n' '|' <"$written" | head -c 600)"
 		return
@@ -272,7 +294,7 @@ check_calibrate() {
 	"  setting $(grep '^AES-128-CBC = ' "$written" | sed 's/.* = //');"*) ;;
 	*) fail "read back: $(setting AES-128-CBC), written: $got"; return ;;
 	esac
-	pass "measured AES-128-CBC and SHA256 ($got); other sections, mode 0640 and the link kept; HMAC-SHA1 off from the environment; read back by the library"
+	pass "measured AES-128-CBC and SHA256 ($got); other sections and mode 0640 kept; HMAC-SHA1 off from the environment; read back by the library"
 }
 
 # VALUE@DRIVER binds an implementation by its driver's name, in the
@@ -302,34 +324,114 @@ check_driver() {
 	run_case "cbc(aes-generic)" "the driver the settings name does the work"
 	if ! grep -q "^PASS" "$tmp/out" ||
 		[ "$(logged 'registered cipher AES-128-CBC (driver cbc(aes-generic))')" = 0 ] ||
-		[ "$(logged 'the kernel has no')" != 0 ]; then
+		[ "$(logged 'software for this process')" != 0 ]; then
 		fail "cbc(aes-generic): $(head -c 300 "$tmp/out") $(grep afalg: "$tmp/log" | head -n 3)"
 		return
 	fi
 	run_case "no-such-driver" "a driver the kernel lacks leaves software"
 	if ! grep -q "^PASS" "$tmp/out" ||
-		[ "$(logged 'the kernel has no no-such-driver: AES-128-CBC in software')" != 1 ]; then
+		[ "$(logged 'AES-128-CBC: the kernel has no driver named no-such-driver: software for this process')" != 1 ]; then
 		fail "no-such-driver: $(head -c 300 "$tmp/out") $(grep afalg: "$tmp/log" | head -n 3)"
 		return
 	fi
 	info env GNUTLS_AFALG="AES-128-CBC=kernel@no-such-driver"
-	if ! setting AES-128-CBC | grep -q "the kernel has no no-such-driver"; then
+	if ! setting AES-128-CBC | grep -q "the kernel has no driver named no-such-driver"; then
 		fail "afalgtool on a missing driver: $(setting AES-128-CBC)"
 		return
 	fi
-	# a driver of another algorithm is refused at start-up
-	info env GNUTLS_AFALG="AES-128-CBC=kernel@ctr-aes-aesni,SHA256=kernel@sha512-generic"
-	if [ "$(logged 'ctr-aes-aesni implements ctr(aes), not cbc(aes): AES-128-CBC in software')" != 1 ] ||
-		[ "$(logged 'sha512-generic implements sha512, not sha256: SHA256 in software')" != 1 ] ||
-		[ "$(logged 'registered cipher AES-128-CBC\|registered digest SHA256')" != 0 ]; then
-		fail "drivers of other algorithms: $(grep 'afalg:.*\(implements\|registered cipher AES-128-CBC\|registered digest SHA256\)' "$tmp/log" | head -n 3)"
+	# a driver of another algorithm, or a name that is not a driver's
+	# (an algorithm's, a template's), is refused at the first use
+	info env GNUTLS_AFALG="AES-128-CBC=kernel@ctr-aes-aesni,SHA256=kernel@sha512-generic,SHA384=kernel@sha3-256,AES-256-CBC=kernel@cts(cbc(aes)),HMAC-SHA256=kernel@hmac(sha3-256),SHA512=kernel@sha512"
+	if [ "$(logged 'AES-128-CBC: ctr-aes-aesni implements ctr(aes), not cbc(aes): software for this process')" != 1 ] ||
+		[ "$(logged 'SHA256: sha512-generic implements sha512, not sha256: software for this process')" != 1 ] ||
+		[ "$(logged 'SHA384: the kernel has no driver named sha3-256: software')" != 1 ] ||
+		[ "$(logged 'AES-256-CBC: the kernel has no driver named cts(cbc(aes)): software')" != 1 ] ||
+		[ "$(logged 'HMAC-SHA256: the kernel has no driver named hmac(sha3-256): software')" != 1 ] ||
+		[ "$(logged 'SHA512: the kernel has no driver named sha512: software')" != 1 ]; then
+		fail "drivers of other algorithms: $(grep 'afalg:.*\(implements\|driver named\)' "$tmp/log" | head -n 6)"
 		return
 	fi
-	pass "VALUE@DRIVER read from both places, 63 characters taken; 64, blanks, unbalanced parentheses, off@ and an empty value ignored; cbc(aes-generic) does the work; a missing driver leaves software with one line; drivers of other algorithms refused"
+	# the right answers, the kernel's requests only on the right driver
+	run_case "cts(cbc(aes))" "a driver of another algorithm leaves software"
+	if ! grep -q "^PASS" "$tmp/out"; then
+		fail "cts(cbc(aes)): $(head -c 300 "$tmp/out")"
+		return
+	fi
+	# no crypto netlink interface: even a right driver is refused
+	run_case "cbc-aes-aesni" "a driver the kernel cannot confirm is refused"
+	if ! grep -q "^PASS" "$tmp/out"; then
+		fail "no crypto netlink: $(head -c 300 "$tmp/out")"
+		return
+	fi
+	pass "VALUE@DRIVER read from both places, 63 characters taken; 64, blanks, unbalanced parentheses, off@ and an empty value ignored; cbc(aes-generic) does the work; a missing driver, a driver of another algorithm, an algorithm's name in place of a driver's, or a driver the kernel cannot confirm (no crypto netlink) leaves software with one line"
+}
+
+# --output never writes through a link, never replaces a file another
+# package owns: Debian's plain /etc/gnutls/config is replaced through a
+# new file (its other sections and mode kept); crypto-policies' layout
+# (Fedora, RHEL, openSUSE: back-ends/gnutls.config a link into the
+# policy package's file) gets a drop-in in local.d, with the advice to
+# run update-crypto-policies; any other link, or a file with other hard
+# links, is refused with one line and a non-zero exit, the target left
+# byte-identical.  Each layout is built in a temporary root.
+check_output() {
+	have_afalg || { skip "no AF_ALG here: --calibrate measures nothing"; return; }
+	local root=$tmp/root policy out
+	calibrate_to() {
+		env -u GNUTLS_DEBUG_LEVEL GNUTLS_SYSTEM_PRIORITY_FILE="$tmp/config" \
+			"$tool" --calibrate --drivers=default --algorithms=SHA1 \
+			--output="$1" >"$tmp/out" 2>"$tmp/log"
+	}
+	: >"$tmp/config"
+	# crypto-policies
+	mkdir -p "$root/usr/share/crypto-policies/DEFAULT" \
+		"$root/etc/crypto-policies/back-ends" "$root/etc/crypto-policies/local.d"
+	policy=$root/usr/share/crypto-policies/DEFAULT/gnutls.txt
+	printf '[global]\noverride-mode = blocklist\n\n[overrides]\ntls-disabled-version = ssl3.0\n' >"$policy"
+	chown 65534:65534 "$policy" 2>/dev/null
+	cp -p "$policy" "$tmp/policy.orig"
+	ln -s ../../../usr/share/crypto-policies/DEFAULT/gnutls.txt \
+		"$root/etc/crypto-policies/back-ends/gnutls.config"
+	if ! calibrate_to "$root/etc/crypto-policies/back-ends/gnutls.config"; then
+		fail "crypto-policies layout: $(tail -n 2 "$tmp/log")"
+		return
+	fi
+	out=$root/etc/crypto-policies/local.d/gnutls-afalg.config
+	if ! cmp -s "$policy" "$tmp/policy.orig" ||
+		[ ! -L "$root/etc/crypto-policies/back-ends/gnutls.config" ] ||
+		[ ! -f "$out" ] || ! grep -q '^\[afalg\]' "$out" ||
+		! grep -q "update-crypto-policies" "$tmp/log"; then
+		fail "crypto-policies layout: policy $(cmp -s "$policy" "$tmp/policy.orig" && echo kept || echo CHANGED), drop-in: $(tr '\n' '|' <"$out" 2>/dev/null | head -c 200), said: $(tail -n 1 "$tmp/log")"
+		return
+	fi
+	# any other link: refused, its target byte-identical
+	ln -s "$policy" "$tmp/other-link"
+	if calibrate_to "$tmp/other-link" || [ "$(grep -c . "$tmp/log")" != 1 ] ||
+		! grep -q "is a link" "$tmp/log" || ! cmp -s "$policy" "$tmp/policy.orig"; then
+		fail "another link: status 0 or a changed target: $(head -c 300 "$tmp/log")"
+		return
+	fi
+	# a file with another hard link: refused
+	printf '[overrides]\n' >"$tmp/hard"
+	ln "$tmp/hard" "$tmp/hard2"
+	if calibrate_to "$tmp/hard" || [ "$(cat "$tmp/hard2")" != "[overrides]" ]; then
+		fail "a file with another hard link was replaced"
+		return
+	fi
+	# Debian's plain file: replaced in place, its other sections kept
+	mkdir -p "$root/etc/gnutls"
+	printf '[overrides]\ntls-disabled-version = ssl3.0\n' >"$root/etc/gnutls/config"
+	if ! calibrate_to "$root/etc/gnutls/config" ||
+		! grep -q '^\[overrides\]' "$root/etc/gnutls/config" ||
+		! grep -q '^\[afalg\]' "$root/etc/gnutls/config"; then
+		fail "a plain file: $(tr '\n' '|' <"$root/etc/gnutls/config" | head -c 200)"
+		return
+	fi
+	pass "crypto-policies: the policy kept byte-identical, the drop-in written to local.d, update-crypto-policies advised; another link and a hard-linked file refused with one line; Debian's plain file replaced, its sections kept"
 }
 
 checks=(startup labels variable file driver reinit fips no_files exports
-	command_line calibrate_no_afalg calibrate)
+	command_line calibrate_no_afalg calibrate output)
 [ "${1:-all}" = all ] || checks=("$@")
 for check in "${checks[@]}"; do
 	if declare -F "check_$check" >/dev/null; then

@@ -17,13 +17,31 @@
  * comes from the seed and the thread number, so a failure is replayed by
  * the same command line; no result depends on how the threads interleave.
  *
+ * With --closer, one more thread plays an application that closes the
+ * descriptors it does not know of (as a daemon, or a program with a
+ * double close, does), the module's among them, while the others work,
+ * and opens connections that take the lowest free numbers, whose peers
+ * have bytes waiting: no result may be wrong, no crypto call may block,
+ * and the library must not close, read from or write to the
+ * application's connections.  It runs until the workers are done; a
+ * worker that does not finish within --limit seconds (a call blocked) is
+ * a failure.
+ *
  * Usage: threads [--threads N] [--ops N] [--max-size BYTES] [--seed S]
+ *                [--closer] [--limit SECONDS]
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 
+#define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +81,8 @@ struct opts {
 	unsigned long ops;
 	size_t max_size;
 	unsigned long long seed;
+	int closer;
+	unsigned limit;
 };
 
 struct worker {
@@ -330,10 +350,168 @@ static void *work(void *arg)
 	return NULL;
 }
 
+/* ---- the application that closes what it does not know of ----------- */
+
+#ifndef AF_ALG
+#define AF_ALG 38
+#endif
+#define MAX_FD 8192
+#define CONNECTIONS 8
+
+static const char waiting[64] = "the peer's bytes, which the library must "
+				"not take";
+static int workers_done;
+static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t done_cond = PTHREAD_COND_INITIALIZER;
+
+static bool done(void)
+{
+	bool d;
+
+	pthread_mutex_lock(&done_lock);
+	d = workers_done;
+	pthread_mutex_unlock(&done_lock);
+	return d;
+}
+
+struct connection {
+	int fd, peer;
+	dev_t dev;
+	ino_t ino;
+};
+
+struct closer {
+	pthread_t tid;
+	unsigned long rounds, closed; /* module sockets closed */
+	unsigned long failures;
+	struct connection c[CONNECTIONS];
+	unsigned n;
+	bool seen[MAX_FD];
+	char why[256];
+};
+
+static bool is_afalg(int fd)
+{
+	socklen_t len = sizeof(int);
+	int domain;
+
+	return getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 &&
+	       domain == AF_ALG;
+}
+
+/* The application's connections are as it left them. */
+static void check_connections(struct closer *c)
+{
+	char buf[sizeof(waiting)];
+	struct stat st;
+	unsigned i;
+
+	for (i = 0; i < c->n; i++) {
+		struct connection *x = &c->c[i];
+
+		if (fstat(x->fd, &st) < 0 || st.st_dev != x->dev ||
+		    st.st_ino != x->ino)
+			snprintf(c->why, sizeof(c->why),
+				 "the application's connection %d was closed "
+				 "or replaced",
+				 x->fd);
+		else if (recv(x->peer, buf, 1, MSG_DONTWAIT) >= 0)
+			snprintf(c->why, sizeof(c->why),
+				 "the library sent data to the peer of the "
+				 "application's connection %d",
+				 x->fd);
+		else if (recv(x->fd, buf, sizeof(buf),
+			      MSG_DONTWAIT | MSG_PEEK) != sizeof(buf))
+			snprintf(c->why, sizeof(c->why),
+				 "the library read from the application's "
+				 "connection %d",
+				 x->fd);
+		else
+			continue;
+		c->failures++;
+		return;
+	}
+}
+
+static void *closer(void *arg)
+{
+	struct closer *c = arg;
+	struct stat st;
+	unsigned i;
+	int fd, pair[2];
+
+	while (!done() && c->failures == 0) {
+		check_connections(c);
+		for (i = 0; i < c->n; i++) {
+			close(c->c[i].fd);
+			close(c->c[i].peer);
+		}
+		c->n = 0;
+		/* every descriptor it does not know of (the module's) that
+		 * its previous round saw too: a number the module has just
+		 * got from the kernel and is moving (two system calls) is
+		 * not one an application can have learnt of; closing it and
+		 * opening another file there within those calls is the one
+		 * thing the module cannot tell (kernel.c) */
+		for (fd = 3; fd < MAX_FD; fd++) {
+			bool seen = c->seen[fd];
+
+			c->seen[fd] = is_afalg(fd);
+			if (seen && c->seen[fd] && close(fd) == 0) {
+				c->seen[fd] = false;
+				c->closed++;
+			}
+		}
+		/* connections, at the lowest free numbers */
+		for (i = 0; i < CONNECTIONS; i++) {
+			if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
+				       pair) < 0 ||
+			    fstat(pair[0], &st) < 0 ||
+			    write(pair[1], waiting, sizeof(waiting)) !=
+				    sizeof(waiting)) {
+				snprintf(c->why, sizeof(c->why),
+					 "socketpair: %s", strerror(errno));
+				c->failures++;
+				return NULL;
+			}
+			c->c[c->n].fd = pair[0];
+			c->c[c->n].peer = pair[1];
+			c->c[c->n].dev = st.st_dev;
+			c->c[c->n++].ino = st.st_ino;
+		}
+		c->rounds++;
+	}
+	check_connections(c);
+	return NULL;
+}
+
+/* Ends the process where the workers are not done within the limit. */
+static void *watchdog(void *arg)
+{
+	const struct opts *o = arg;
+	struct timespec deadline;
+	int ret = 0;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += o->limit;
+	pthread_mutex_lock(&done_lock);
+	while (!workers_done && ret != ETIMEDOUT)
+		ret = pthread_cond_timedwait(&done_cond, &done_lock, &deadline);
+	pthread_mutex_unlock(&done_lock);
+	if (ret != ETIMEDOUT)
+		return NULL;
+	printf("FAIL the workers did not finish within %u s: a call "
+	       "blocked\n",
+	       o->limit);
+	fflush(stdout);
+	_exit(EXIT_FAIL);
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: threads [--threads N] [--ops N] [--max-size BYTES] [--seed S]\n");
+		"usage: threads [--threads N] [--ops N] [--max-size BYTES] [--seed S]\n"
+		"               [--closer] [--limit SECONDS]\n");
 	exit(EXIT_ERROR);
 }
 
@@ -354,10 +532,12 @@ static void parse_args(int argc, char **argv, struct opts *o)
 {
 	int i;
 
+	memset(o, 0, sizeof(*o));
 	o->threads = 8;
 	o->ops = 300;
 	o->max_size = 4096;
 	o->seed = 1;
+	o->limit = 600;
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--threads") == 0)
 			o->threads = number(argv[++i], MAX_THREADS);
@@ -367,6 +547,10 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			o->max_size = number(argv[++i], 1 << 20);
 		else if (strcmp(argv[i], "--seed") == 0)
 			o->seed = number(argv[++i], ~0ULL);
+		else if (strcmp(argv[i], "--closer") == 0)
+			o->closer = 1;
+		else if (strcmp(argv[i], "--limit") == 0)
+			o->limit = number(argv[++i], 1 << 20);
 		else
 			usage();
 	}
@@ -377,7 +561,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 int main(int argc, char **argv)
 {
 	static struct worker w[MAX_THREADS];
+	static struct closer c;
 	unsigned long totals[N_KINDS] = { 0 }, failures = 0;
+	pthread_t watchdog_tid;
 	size_t room;
 	struct opts o;
 	char name[32];
@@ -396,8 +582,13 @@ int main(int argc, char **argv)
 		printf("SKIP: gnutls_global_init: %s\n", gnutls_strerror(ret));
 		return EXIT_SKIP;
 	}
-	printf("threads: %u threads, %lu operations each, sizes 0..%zu, seed %llu\n",
-	       o.threads, o.ops, o.max_size, o.seed);
+	printf("threads: %u threads, %lu operations each, sizes 0..%zu, seed %llu%s\n",
+	       o.threads, o.ops, o.max_size, o.seed,
+	       o.closer ? ", an application closing the descriptors it does "
+			  "not know of" :
+			  "");
+	if (o.closer && pthread_create(&c.tid, NULL, closer, &c) != 0)
+		return EXIT_ERROR;
 
 	room = o.max_size + REF_MAX_TAG;
 	pthread_barrier_init(&start, NULL, o.threads);
@@ -417,6 +608,11 @@ int main(int argc, char **argv)
 			return EXIT_ERROR;
 		}
 	}
+	/* a call that blocks (a receive on a socket that is not the
+	 * module's) keeps its worker from finishing */
+	if (pthread_create(&watchdog_tid, NULL, watchdog, &o) != 0 ||
+	    pthread_detach(watchdog_tid) != 0)
+		return EXIT_ERROR;
 	for (i = 0; i < o.threads; i++) {
 		pthread_join(w[i].tid, NULL);
 		failures += w[i].failures;
@@ -428,6 +624,21 @@ int main(int argc, char **argv)
 		free(w[i].ref);
 	}
 	pthread_barrier_destroy(&start);
+	pthread_mutex_lock(&done_lock);
+	workers_done = 1;
+	pthread_cond_broadcast(&done_cond);
+	pthread_mutex_unlock(&done_lock);
+	if (o.closer) {
+		pthread_join(c.tid, NULL);
+		printf("threads: the application closed %lu of the module's "
+		       "descriptors in %lu rounds of 8 connections\n",
+		       c.closed, c.rounds);
+		if (c.failures) {
+			printf("FAIL the application's connections: %s\n",
+			       c.why);
+			failures++;
+		}
+	}
 	gnutls_global_deinit();
 
 	printf("threads:");

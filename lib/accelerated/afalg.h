@@ -23,16 +23,23 @@
 
 #include <gnutls/gnutls.h>
 
+#include <stdbool.h>
+
+/* For afalgtool: the backend as the process has it, in every build (one
+ * without the backend answers GNUTLS_E_UNIMPLEMENTED_FEATURE); version
+ * is that of the report the caller reads (1), flags
+ * GNUTLS_AFALG_REPORT_PROBE or 0 (see afalg/afalg.c). */
+#define GNUTLS_AFALG_REPORT_PROBE 1
+int _gnutls_afalg_report(unsigned version, unsigned flags, gnutls_datum_t *out);
+
 #ifdef ENABLE_AFALG
 int _gnutls_afalg_init(void);
 void _gnutls_afalg_deinit(void);
 
 /* An entry of the [afalg] section of the system configuration, from
- * priority.c while it loads the file (see settings.c). */
-void _gnutls_afalg_config(const char *name, const char *value);
-
-/* For afalgtool: the settings of every algorithm (see afalg.c). */
-int _gnutls_afalg_info(gnutls_datum_t *out);
+ * priority.c while it loads the file (see settings.c); false if it is
+ * invalid. */
+bool _gnutls_afalg_config(const char *name, const char *value);
 #else
 inline static int _gnutls_afalg_init(void)
 {
@@ -43,10 +50,11 @@ inline static void _gnutls_afalg_deinit(void)
 {
 }
 
-inline static void _gnutls_afalg_config(const char *name, const char *value)
+inline static bool _gnutls_afalg_config(const char *name, const char *value)
 {
 	(void)name;
 	(void)value;
+	return true;
 }
 #endif
 

@@ -23,17 +23,20 @@
  * operations to the kernel (settings.c); it is then asked first, ahead of
  * what GnuTLS had for it, which becomes its software path.  Every other
  * algorithm runs GnuTLS's own code, with nothing of the module in
- * between.  With nothing to register, the module makes no system call;
- * otherwise one socket() call tells whether the kernel has AF_ALG.  In
+ * between.  Registering makes no system call: AF_ALG is first touched
+ * when an operation the settings send to the kernel runs (probe.c).  In
  * FIPS mode nothing is registered: the kernel is outside GnuTLS's module
  * boundary. */
 
 #include "config.h"
+#include "errors.h"
+#include "accelerated/afalg.h"
+
+#ifdef ENABLE_AFALG
+
 #include "afalg-int.h"
 #include "afalg-compat.h"
-#include "errors.h"
 #include "fips.h"
-#include "accelerated/afalg.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -90,11 +93,13 @@ static int register_alg(struct afalg_alg *alg)
 		return gnutls_crypto_single_cipher_register(
 			alg->id, AFALG_PRIORITY, ops, 0);
 	case AFALG_MAC:
+		_afalg_hash_ops(alg);
 		return gnutls_crypto_single_mac_register(
-			alg->id, AFALG_PRIORITY, &_afalg_mac_ops, 0);
+			alg->id, AFALG_PRIORITY, &alg->ops.mac, 0);
 	case AFALG_DIGEST:
+		_afalg_hash_ops(alg);
 		return gnutls_crypto_single_digest_register(
-			alg->id, AFALG_PRIORITY, &_afalg_digest_ops, 0);
+			alg->id, AFALG_PRIORITY, &alg->ops.digest, 0);
 	}
 	return gnutls_assert_val(GNUTLS_E_INTERNAL_ERROR);
 }
@@ -107,6 +112,22 @@ static void format_threshold(char *buf, size_t size, size_t t)
 		snprintf(buf, size, "%zu", t);
 }
 
+/* A row as this initialisation starts it: nothing learnt yet.  (The
+ * module requires <stdatomic.h>, where gnutls_atomic_deinit() frees
+ * nothing: contexts may outlive gnutls_global_deinit() and count on.) */
+static void row_init(struct afalg_alg *alg)
+{
+	alg->registered = false;
+	atomic_store(&alg->state, AFALG_UNTRIED);
+	atomic_store(&alg->logged, 0);
+	atomic_store(&alg->probe_tries, 0);
+	atomic_store(&alg->probe_skip, 0);
+	alg->why[0] = 0;
+	gnutls_atomic_init(&alg->kernel_ops);
+	gnutls_atomic_init(&alg->soft_ops);
+	gnutls_atomic_init(&alg->failures);
+}
+
 /* Called once per gnutls_global_init(), after the system configuration
  * is loaded (lib/global.c). */
 int _gnutls_afalg_init(void)
@@ -116,11 +137,9 @@ int _gnutls_afalg_init(void)
 	int ret;
 
 	_afalg_settings_apply();
+	_afalg_probe_reset();
 	for (i = 0; i < _afalg_algs_size; i++) {
-		_afalg_algs[i].registered = false;
-		gnutls_atomic_init(&_afalg_algs[i].absent);
-		gnutls_atomic_init(&_afalg_algs[i].kernel_ops);
-		gnutls_atomic_init(&_afalg_algs[i].soft_ops);
+		row_init(&_afalg_algs[i]);
 		n += wanted(&_afalg_algs[i]);
 	}
 	if (n == 0) {
@@ -132,15 +151,12 @@ int _gnutls_afalg_init(void)
 		_gnutls_debug_log("afalg: FIPS mode: nothing registered\n");
 		return 0;
 	}
-	if (!_afalg_kernel_present())
-		return 0;
 	_afalg_index();
 
 	for (i = 0; i < _afalg_algs_size; i++) {
 		struct afalg_alg *alg = &_afalg_algs[i];
 
-		if (!wanted(alg) ||
-		    (alg->driver[0] && !_afalg_kernel_driver_ok(alg)))
+		if (!wanted(alg))
 			continue;
 		take_software(alg);
 		ret = register_alg(alg);
@@ -162,8 +178,9 @@ int _gnutls_afalg_init(void)
 	return 0;
 }
 
-/* Which path carried the work; tests read it from the debug log
- * (GNUTLS_DEBUG_LEVEL=2). */
+/* Which path carried the work, for a person reading the debug log
+ * (GNUTLS_DEBUG_LEVEL=2) and the tests of programs that have no other
+ * way to say; afalgtool reads _gnutls_afalg_report(). */
 static void log_stats(void)
 {
 	unsigned i;
@@ -188,33 +205,62 @@ void _gnutls_afalg_deinit(void)
 
 	if (unlikely(_gnutls_log_level >= 2))
 		log_stats();
-	for (i = 0; i < _afalg_algs_size; i++)
+	for (i = 0; i < _afalg_algs_size; i++) {
 		_afalg_algs[i].registered = false;
+		gnutls_atomic_deinit(&_afalg_algs[i].kernel_ops);
+		gnutls_atomic_deinit(&_afalg_algs[i].soft_ops);
+		gnutls_atomic_deinit(&_afalg_algs[i].failures);
+	}
 	_afalg_settings_release();
 }
 
-/* For afalgtool: a line per algorithm, "LABEL FAMILY KERNEL-NAME
- * off|on THRESHOLD THRESHOLD registered|- DRIVER|-", each threshold a
- * number of bytes or "never", DRIVER the one the settings name. */
-int _gnutls_afalg_info(gnutls_datum_t *out)
+/* For afalgtool: the backend as this process has it, version 1 of the
+ * report.  The first line is "afalg-report 1"; then a line per
+ * algorithm of space-separated KEY=VALUE fields, "why" last and running
+ * to the end of the line: label, family, kernel-name, driver ("-": the
+ * kernel's pick), off (0, 1), threshold (TWO/SIZES: encrypt/decrypt, or
+ * for MACs and digests never/one-shot; "never" where none), registered
+ * (0, 1), state (untried, ready, unusable, no-af-alg), kernel-ops and
+ * software-ops (counted at debug level 2), failures (kernel calls that
+ * failed), why.  A reader skips keys it does not know; a change that
+ * would mislead an older reader takes a new version.  With
+ * GNUTLS_AFALG_REPORT_PROBE every algorithm not off is first tried in
+ * the kernel, as at its first use. */
+int _gnutls_afalg_report(unsigned version, unsigned flags, gnutls_datum_t *out)
 {
 	gnutls_buffer_st buf;
 	char t0[32], t1[32];
+	const char *state, *why;
 	unsigned i;
-	int ret = 0;
+	int ret;
 
+	if (version != 1)
+		return gnutls_assert_val(GNUTLS_E_INVALID_REQUEST);
 	_gnutls_buffer_init(&buf);
+	ret = _gnutls_buffer_append_printf(&buf, "afalg-report 1\n");
 	for (i = 0; i < _afalg_algs_size && ret >= 0; i++) {
-		const struct afalg_alg *alg = &_afalg_algs[i];
+		struct afalg_alg *alg = &_afalg_algs[i];
 
+		if ((flags & GNUTLS_AFALG_REPORT_PROBE) && !alg->off &&
+		    !_gnutls_fips_mode_enabled()) {
+			if (!alg->registered)
+				take_software(alg);
+			(void)_afalg_kernel_usable(alg);
+		}
+		state = _afalg_state_text(alg, &why);
 		format_threshold(t0, sizeof(t0), alg->threshold[0]);
 		format_threshold(t1, sizeof(t1), alg->threshold[1]);
 		ret = _gnutls_buffer_append_printf(
-			&buf, "%s %s %s %s %s %s %s %s\n", alg->label,
-			family_names[alg->family], alg->kname,
-			alg->off ? "off" : "on", t0, t1,
-			alg->registered ? "registered" : "-",
-			alg->driver[0] ? alg->driver : "-");
+			&buf,
+			"label=%s family=%s kernel-name=%s driver=%s off=%d "
+			"threshold=%s/%s registered=%d state=%s kernel-ops=%u "
+			"software-ops=%u failures=%u why=%s\n",
+			alg->label, family_names[alg->family], alg->kname,
+			alg->driver[0] ? alg->driver : "-", alg->off, t0, t1,
+			alg->registered, state,
+			gnutls_atomic_val(&alg->kernel_ops),
+			gnutls_atomic_val(&alg->soft_ops),
+			gnutls_atomic_val(&alg->failures), why);
 	}
 	if (ret < 0) {
 		_gnutls_buffer_clear(&buf);
@@ -222,3 +268,17 @@ int _gnutls_afalg_info(gnutls_datum_t *out)
 	}
 	return _gnutls_buffer_to_datum(&buf, out, 1);
 }
+
+#else /* !ENABLE_AFALG */
+
+/* Exported in every build (libgnutls.map): a build without the backend
+ * has nothing to report. */
+int _gnutls_afalg_report(unsigned version, unsigned flags, gnutls_datum_t *out)
+{
+	(void)version;
+	(void)flags;
+	(void)out;
+	return gnutls_assert_val(GNUTLS_E_UNIMPLEMENTED_FEATURE);
+}
+
+#endif /* ENABLE_AFALG */

@@ -176,6 +176,19 @@ const char *_afalg_name(const struct afalg_alg *alg)
 	return name != NULL ? name : "unknown";
 }
 
+/* AF_ALG's type for the algorithm's family. */
+const char *_afalg_type(const struct afalg_alg *alg)
+{
+	static const char *const types[] = {
+		[AFALG_CIPHER] = "skcipher",
+		[AFALG_AEAD] = "aead",
+		[AFALG_MAC] = "hash",
+		[AFALG_DIGEST] = "hash",
+	};
+
+	return types[alg->family];
+}
+
 /* CCM takes any nonce of 7 to 13 bytes; the others their own size. */
 bool _afalg_nonce_ok(const struct afalg_alg *alg, size_t nonce_size)
 {

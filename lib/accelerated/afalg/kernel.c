@@ -19,36 +19,54 @@
  */
 
 /* The only file that talks to the kernel crypto API, through the AF_ALG
- * socket interface.
+ * socket interface, and to the kernel's crypto netlink interface, which
+ * says what a driver implements.
  *
  * A kernel context is one operation socket, accepted from a socket bound
  * to the algorithm (and keyed), which is closed at once.  A context
  * keeps its socket between operations, and uses it only while it is
- * provably the module's: opened in this process (GnuTLS's fork
- * detection), and still the same socket under its number (its inode,
- * checked before every request).  An application may close descriptors
- * it does not know of and open others under their numbers; the module
- * then forgets the number instead of writing to it or closing it.
+ * provably the module's:
+ *  - every descriptor the kernel gives the module moves at once to a
+ *    number the module hands out, in the top quarter of RLIMIT_NOFILE,
+ *    where an application's new descriptors, which take the lowest free
+ *    number, do not land, and which no other context of the module takes
+ *    while its owner may still use it;
+ *  - it is adopted only as a socket of the family asked for (SO_DOMAIN),
+ *    and its identity (device and inode) is kept;
+ *  - before every send, receive and close that identity is checked with
+ *    fstat(), and so is the process: a child of fork(), _Fork() or
+ *    clone() does not use a socket its parent opened (a page the kernel
+ *    wipes in a child, MADV_WIPEONFORK, tells; where it cannot, the
+ *    process id);
+ *  - results are read with MSG_DONTWAIT: the kernel computes them within
+ *    the call, so a receive that would wait is on a socket that is not
+ *    the module's, and fails instead.
+ * What user space cannot prevent: between a check and the call after it
+ * another thread may close the socket and put another file under its
+ * number with dup2(), or after using three quarters of its descriptors;
+ * and in the two system calls between socket() or accept4() returning
+ * a low number and the module moving it, a thread that closes that
+ * number and opens another descriptor there would have it closed.
  *
- * No state lives only in the kernel: a request carries its IV, and a
- * hash message is sent whole by its caller, who keeps it.  So a socket
- * that fails or is lost costs a new one, or software, never an answer.
- *
- * Sockets are opened close-on-exec, and sends never raise SIGPIPE. */
+ * No state lives only in the kernel: a cipher request carries its IV, a
+ * hash message is sent whole.  So a socket that fails or is lost costs a
+ * new one, or software, never an answer.  Sends never raise SIGPIPE. */
 
 #include "config.h"
 #include "afalg-int.h"
 #include "errors.h"
-#include "atfork.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/cryptouser.h>
 #include <linux/if_alg.h>
 #include <linux/netlink.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,31 +76,343 @@
 #ifndef SOL_ALG
 #define SOL_ALG 279
 #endif
+#ifndef MADV_WIPEONFORK
+#define MADV_WIPEONFORK 18
+#endif
 
-/* No AF_ALG in this kernel: no retry can succeed. */
-static DEF_ATOMIC_INT(no_af_alg);
+/* ---- errors ------------------------------------------------------------ */
 
-bool _afalg_kernel_usable(struct afalg_alg *alg)
+const char *_afalg_call_name(enum afalg_call call)
 {
-	return gnutls_atomic_val(&no_af_alg) == 0 &&
-	       gnutls_atomic_val(&alg->absent) == 0;
+	static const char *const names[] = {
+		[AFALG_CALL_SOCKET] = "socket",
+		[AFALG_CALL_BIND] = "bind",
+		[AFALG_CALL_SETKEY] = "setkey",
+		[AFALG_CALL_AUTHSIZE] = "setting the tag size",
+		[AFALG_CALL_ACCEPT] = "accept",
+		[AFALG_CALL_SEND] = "sendmsg",
+		[AFALG_CALL_RECV] = "recvmsg",
+		[AFALG_CALL_ADOPT] = "moving the descriptor to a number of the "
+				     "module's",
+		[AFALG_CALL_LOST] = "the socket's identity check",
+		[AFALG_CALL_NETLINK] = "the crypto netlink query",
+	};
+
+	return names[call];
 }
 
-static int sys_error(const char *what, int err)
+/* errno names, not strerror() (not thread-safe, and translated) */
+const char *_afalg_errno_name(int err)
 {
-	_gnutls_debug_log("afalg: %s failed: %s\n", what, strerror(err));
-	if (err == EAFNOSUPPORT && gnutls_atomic_val(&no_af_alg) == 0) {
-		gnutls_atomic_increment(&no_af_alg);
-		_gnutls_debug_log("afalg: the kernel has no AF_ALG: kernel "
-				  "path off for this process\n");
-	}
+	static const struct {
+		int err;
+		const char *name;
+	} names[] = {
+		{ EPERM, "EPERM" },
+		{ ENOENT, "ENOENT" },
+		{ EINTR, "EINTR" },
+		{ EIO, "EIO" },
+		{ EBADF, "EBADF" },
+		{ EAGAIN, "EAGAIN" },
+		{ ENOMEM, "ENOMEM" },
+		{ EACCES, "EACCES" },
+		{ EBUSY, "EBUSY" },
+		{ EINVAL, "EINVAL" },
+		{ ENFILE, "ENFILE" },
+		{ EMFILE, "EMFILE" },
+		{ ENOSPC, "ENOSPC" },
+		{ ENAMETOOLONG, "ENAMETOOLONG" },
+		{ ELIBBAD, "ELIBBAD" },
+		{ ENOTSOCK, "ENOTSOCK" },
+		{ EMSGSIZE, "EMSGSIZE" },
+		{ EPROTONOSUPPORT, "EPROTONOSUPPORT" },
+		{ EOPNOTSUPP, "EOPNOTSUPP" },
+		{ EAFNOSUPPORT, "EAFNOSUPPORT" },
+		{ ENOBUFS, "ENOBUFS" },
+		{ EBADMSG, "EBADMSG" },
+		{ ENOKEY, "ENOKEY" },
+		{ EKEYREJECTED, "EKEYREJECTED" },
+	};
+	unsigned i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].err == err)
+			return names[i].name;
+	return "an error";
+}
+
+/* A failed call on an algorithm's socket: counted, and logged the first
+ * time for this algorithm and call in the process. */
+int _afalg_failed(struct afalg_alg *alg, enum afalg_call call, int err)
+{
+	unsigned bit = 1U << call;
+
+	gnutls_atomic_increment(&alg->failures);
+	if (!(atomic_fetch_or(&alg->logged, bit) & bit))
+		_gnutls_debug_log("afalg: %s: %s failed: %s (%d); later "
+				  "failures of it are counted, not logged\n",
+				  alg->label, _afalg_call_name(call),
+				  _afalg_errno_name(err), err);
 	return gnutls_assert_val(GNUTLS_E_INTERNAL_ERROR);
 }
 
-/* The system calls.  EINTR is retried a few times: a call interrupted
- * before it did anything can be made again.  (Tests make these calls
- * fail by interposing the C library's functions: the module has no hook
- * of its own.) */
+static int why_set(struct afalg_why *why, enum afalg_refusal refusal,
+		   enum afalg_call call, int err)
+{
+	why->refusal = refusal;
+	why->call = call;
+	why->err = err;
+	return gnutls_assert_val(GNUTLS_E_INTERNAL_ERROR);
+}
+
+/* Errors that say nothing of the algorithm: ask again later.  (EBADF:
+ * the socket was closed under the module.) */
+static bool transient(int err)
+{
+	return err == EMFILE || err == ENFILE || err == ENOMEM ||
+	       err == ENOBUFS || err == EINTR || err == EAGAIN || err == EBADF;
+}
+
+/* socket() errors that deny AF_ALG to the process: no such family (or a
+ * filter that says so), or a sandbox or security module that refuses. */
+static bool denied(int err)
+{
+	return err == EAFNOSUPPORT || err == EPERM || err == EACCES ||
+	       err == EPROTONOSUPPORT || err == ESOCKTNOSUPPORT;
+}
+
+/* ---- the process's generation ------------------------------------------ */
+
+/* A page the kernel zeroes in a child (MADV_WIPEONFORK, Linux 4.14), and
+ * the last generation given out, which a child inherits: a child that
+ * finds the page zeroed takes a generation above every one its
+ * ancestors gave their sockets. */
+static _Atomic(atomic_uint *) gen_page;
+static atomic_uint gen_last;
+static atomic_bool gen_tried;
+
+static void gen_setup(void)
+{
+	atomic_uint *p, *none = NULL;
+
+	if (atomic_load_explicit(&gen_tried, memory_order_acquire) ||
+	    atomic_exchange(&gen_tried, true))
+		return;
+	p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	if (madvise(p, sizeof(*p), MADV_WIPEONFORK) < 0) {
+		/* an older kernel: the process id tells */
+		munmap(p, sizeof(*p));
+		return;
+	}
+	atomic_store(p, atomic_fetch_add(&gen_last, 1) + 1);
+	if (!atomic_compare_exchange_strong(&gen_page, &none, p))
+		munmap(p, sizeof(*p));
+}
+
+static unsigned process_gen(void)
+{
+	atomic_uint *p = atomic_load_explicit(&gen_page, memory_order_acquire);
+	unsigned g, fresh;
+
+	if (p == NULL)
+		return (unsigned)getpid();
+	g = atomic_load_explicit(p, memory_order_relaxed);
+	if (likely(g != 0))
+		return g;
+	fresh = atomic_fetch_add(&gen_last, 1) + 1;
+	if (atomic_compare_exchange_strong(p, &g, fresh))
+		return fresh;
+	return g; /* another thread of the child set it */
+}
+
+/* ---- descriptors ------------------------------------------------------- */
+
+/* The module's descriptors have numbers of its own: above a floor at the
+ * start of the top quarter of RLIMIT_NOFILE (at most FLOOR_MAX: the
+ * kernel's descriptor table grows to the highest number), where an
+ * application's new descriptors, which take the lowest free number, do
+ * not land; at most a quarter of RLIMIT_NOFILE (and MAX_FDS) of them, so
+ * that the application keeps the rest.  The module hands out the
+ * numbers itself (fd_map): a number stays the module's until the socket
+ * under it is closed or found lost by its owner, so that no other
+ * context of the module takes a number another context may still be
+ * sending to (an application may close a module's descriptor between
+ * its check and its use). */
+#define FLOOR_MAX 4096
+#define MAX_FDS 8192
+#define FD_SLOTS (FLOOR_MAX + MAX_FDS)
+#define ADOPT_TRIES 64
+
+static atomic_uint fd_map[FD_SLOTS / 32];
+static atomic_uint fd_next; /* where the next search starts */
+static atomic_uint fd_count;
+
+/* [lo, hi): where the module's next descriptor goes, or false if it has
+ * its share already. */
+static bool fd_range(int *lo, int *hi)
+{
+	struct rlimit rl;
+	rlim_t cur = 1024, share;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		cur = rl.rlim_cur == RLIM_INFINITY ? (1U << 20) : rl.rlim_cur;
+	share = MIN(cur / 4, MAX_FDS);
+	if (atomic_load(&fd_count) >= share)
+		return false;
+	*lo = MIN(cur - cur / 4, FLOOR_MAX);
+	*hi = MIN(*lo + share, FD_SLOTS);
+	return *lo < *hi;
+}
+
+static bool slot_take(int n)
+{
+	unsigned bit = 1U << (n % 32);
+
+	return !(atomic_fetch_or(&fd_map[n / 32], bit) & bit);
+}
+
+static void slot_free(int n)
+{
+	atomic_fetch_and(&fd_map[n / 32], ~(1U << (n % 32)));
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+static bool has_domain(int fd, int domain)
+{
+	socklen_t len = sizeof(int);
+	int d;
+
+	return getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &d, &len) == 0 &&
+	       d == domain;
+}
+
+/* A number of the module's, free, and fd put there. */
+static int place(int fd)
+{
+	int lo, hi, n, tries;
+
+	if (!fd_range(&lo, &hi)) {
+		errno = EMFILE;
+		return -1;
+	}
+	n = lo + atomic_fetch_add(&fd_next, 1) % (hi - lo);
+	for (tries = 0; tries < ADOPT_TRIES;
+	     tries++, n = n + 1 < hi ? n + 1 : lo) {
+		if (!slot_take(n))
+			continue;
+		/* free, and not the application's (only where it uses
+		 * three quarters of its limit, and opens a descriptor
+		 * between these two calls, would dup3() close one) */
+		if (fcntl(n, F_GETFD) < 0 && errno == EBADF &&
+		    dup3(fd, n, O_CLOEXEC) == n)
+			return n;
+		slot_free(n);
+	}
+	errno = EMFILE;
+	return -1;
+}
+
+/* Takes a descriptor the kernel just returned: puts it at a number of
+ * the module's and proves it a socket of the domain asked for.  Until
+ * then the number is where an application's next descriptor lands, and
+ * another thread may already have put one there: the low number is
+ * closed only while it is still the socket adopted. */
+static int adopt(int fd, int domain, struct afalg_sock *s)
+{
+	struct stat st, low;
+	int high, err;
+
+	high = place(fd);
+	if (high < 0) {
+		err = errno;
+		if (has_domain(fd, domain))
+			close(fd);
+		errno = err;
+		return -1;
+	}
+	if (!has_domain(high, domain) || fstat(high, &st) < 0) {
+		close(high); /* a copy of another file's descriptor */
+		slot_free(high);
+		errno = EBADF;
+		return -1;
+	}
+	if (fstat(fd, &low) == 0 && same_file(&low, &st))
+		close(fd);
+	s->fd = high;
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
+	s->gen = process_gen();
+	atomic_fetch_add(&fd_count, 1);
+	return 0;
+}
+
+/* One thread of the process at a time holds a low number the kernel
+ * just returned: otherwise, where an application closes it, another
+ * thread's socket() or accept4() could get the same number, and two
+ * contexts of the module adopt one socket.  The lock is the holder's
+ * process generation: a child of fork() whose parent held it takes it
+ * over (no thread of the child holds it). */
+static atomic_uint low_lock;
+
+static void low_acquire(void)
+{
+	unsigned mine = process_gen(), held = 0;
+
+	while (!atomic_compare_exchange_weak(&low_lock, &held, mine)) {
+		if (held != mine && held != 0 &&
+		    atomic_compare_exchange_weak(&low_lock, &held, mine))
+			return; /* the parent's */
+		held = 0;
+		sched_yield();
+	}
+}
+
+static void low_release(void)
+{
+	atomic_store(&low_lock, 0);
+}
+
+static bool same_socket(const struct afalg_sock *s)
+{
+	struct stat st;
+
+	return fstat(s->fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
+	       st.st_dev == s->dev && st.st_ino == s->ino;
+}
+
+bool _afalg_sock_ours(const struct afalg_sock *s)
+{
+	return s->fd >= 0 && s->gen == process_gen() && same_socket(s);
+}
+
+/* Closes the socket if it is still the one opened (after fork() also
+ * the parent's, inherited: closing it here leaves the parent's open);
+ * otherwise its number is another file's now: it is forgotten.  Either
+ * way the number is the module's to hand out again. */
+void _afalg_sock_close(struct afalg_sock *s)
+{
+	if (s->fd < 0)
+		return;
+	if (same_socket(s))
+		close(s->fd);
+	slot_free(s->fd);
+	atomic_fetch_sub(&fd_count, 1);
+	s->fd = -1;
+}
+
+/* ---- the system calls -------------------------------------------------- */
+
+/* EINTR is retried a few times: a call interrupted before it did
+ * anything can be made again.  (Tests make these calls fail by
+ * interposing the C library's functions: the module has no hook of its
+ * own.) */
 #define RETRIES 3
 
 static bool retry(long ret, int *tries)
@@ -90,12 +420,12 @@ static bool retry(long ret, int *tries)
 	return ret < 0 && errno == EINTR && ++*tries < RETRIES;
 }
 
-static int sys_socket(void)
+static int sys_socket(int domain, int type, int protocol)
 {
 	int ret, tries = 0;
 
 	do
-		ret = socket(AF_ALG, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		ret = socket(domain, type | SOCK_CLOEXEC, protocol);
 	while (retry(ret, &tries));
 	return ret;
 }
@@ -134,15 +464,16 @@ static int sys_setopt(int fd, int opt, const void *val, size_t size)
 	return ret;
 }
 
-/* Never SIGPIPE: a socket closed under the module is not the
- * application's concern. */
+/* Never SIGPIPE, never waiting for room: a send buffer smaller than the
+ * request (net.core.wmem_default) would wait for a read that never
+ * comes. */
 static long sys_send(int fd, struct msghdr *msg, int flags)
 {
 	int tries = 0;
 	long ret;
 
 	do
-		ret = sendmsg(fd, msg, flags | MSG_NOSIGNAL);
+		ret = sendmsg(fd, msg, flags | MSG_NOSIGNAL | MSG_DONTWAIT);
 	while (retry(ret, &tries));
 	return ret;
 }
@@ -153,162 +484,111 @@ static long sys_recv(int fd, struct msghdr *msg)
 	long ret;
 
 	do
-		ret = recvmsg(fd, msg, 0);
+		ret = recvmsg(fd, msg, MSG_DONTWAIT);
 	while (retry(ret, &tries));
 	return ret;
 }
 
-/* Descriptors: at most a quarter of RLIMIT_NOFILE, so that the
- * application keeps the rest; beyond it, contexts use software.  Two
- * threads may both take the last one: the cap is the module's manners,
- * not a limit of the kernel's. */
-static DEF_ATOMIC_INT(fd_count);
+/* ---- opening a socket -------------------------------------------------- */
 
-static bool fd_reserve(void)
+/* A socket of the module's in the given domain. */
+static int own_socket(int domain, int type, int protocol, struct afalg_sock *s,
+		      struct afalg_why *why)
 {
-	struct rlimit rl;
-	rlim_t cap = 64;
+	int fd, err;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
-		cap = rl.rlim_cur == RLIM_INFINITY ? (1U << 18) :
-						     rl.rlim_cur / 4;
-	if (gnutls_atomic_val(&fd_count) >= cap)
-		return false;
-	gnutls_atomic_increment(&fd_count);
-	return true;
-}
-
-static void fd_close(int fd)
-{
-	close(fd);
-	gnutls_atomic_decrement(&fd_count);
-}
-
-/* A socket bound to the algorithm (by its driver's name where the
- * settings name one), keyed if key is not NULL.  An unknown algorithm
- * (ENOENT: a driver named in the settings that is gone, or a template
- * the kernel lacks) is remembered for the process. */
-static int bind_alg(struct afalg_alg *alg, const void *key, size_t key_size,
-		    int *tfm)
-{
-	static const char *const types[] = {
-		[AFALG_CIPHER] = "skcipher",
-		[AFALG_AEAD] = "aead",
-		[AFALG_MAC] = "hash",
-		[AFALG_DIGEST] = "hash",
-	};
-	const char *name = alg->driver[0] ? alg->driver : alg->kname;
-	int err;
-
-	if (!fd_reserve())
-		return gnutls_assert_val(GNUTLS_E_MEMORY_ERROR);
-	*tfm = sys_socket();
-	if (*tfm < 0) {
+	gen_setup();
+	low_acquire();
+	fd = sys_socket(domain, type, protocol);
+	if (fd < 0) {
 		err = errno;
-		gnutls_atomic_decrement(&fd_count);
-		return sys_error("socket", err);
+		low_release();
+		return why_set(why,
+			       denied(err) ? AFALG_NO_AF_ALG : AFALG_TRANSIENT,
+			       AFALG_CALL_SOCKET, err);
 	}
-	if (sys_bind(*tfm, types[alg->family], name) < 0) {
-		err = errno;
-		fd_close(*tfm);
-		if (err != ENOENT)
-			return sys_error(name, err);
-		if (gnutls_atomic_val(&alg->absent) == 0) {
-			gnutls_atomic_increment(&alg->absent);
-			_gnutls_debug_log("afalg: the kernel has no %s: %s "
-					  "in software\n",
-					  name, alg->label);
-		}
-		return gnutls_assert_val(GNUTLS_E_UNIMPLEMENTED_FEATURE);
-	}
-	if (key != NULL && sys_setopt(*tfm, ALG_SET_KEY, key, key_size) < 0) {
-		err = errno;
-		fd_close(*tfm);
-		return sys_error("setkey", err);
-	}
-	if (alg->family == AFALG_AEAD &&
-	    sys_setopt(*tfm, ALG_SET_AEAD_AUTHSIZE, NULL, alg->tag_size) < 0) {
-		err = errno;
-		fd_close(*tfm);
-		return sys_error("setting the tag size", err);
-	}
+	err = adopt(fd, domain, s) < 0 ? errno : 0;
+	low_release();
+	if (err != 0)
+		return why_set(why, AFALG_TRANSIENT, AFALG_CALL_ADOPT, err);
 	return 0;
 }
 
-/* An operation socket: bound, keyed, accepted; the transformation socket
- * is closed at once (the operation socket keeps it alive). */
-static int open_op(struct afalg_alg *alg, const void *key, size_t key_size,
-		   int *op)
+/* An operation socket for the algorithm, bound to name (its kernel name
+ * or a driver's), keyed if key is not NULL, and accepted; the bound
+ * socket is closed at once (the operation socket keeps it alive). */
+int _afalg_sock_open(struct afalg_sock *s, struct afalg_alg *alg,
+		     const char *name, const void *key, size_t key_size,
+		     struct afalg_why *why)
 {
-	int tfm, err, ret;
+	struct afalg_sock tfm;
+	int fd, err, ret;
 
-	ret = bind_alg(alg, key, key_size, &tfm);
+	ret = own_socket(AF_ALG, SOCK_SEQPACKET, 0, &tfm, why);
 	if (ret < 0)
 		return ret;
 	ret = 0;
-	if (!fd_reserve()) {
-		ret = gnutls_assert_val(GNUTLS_E_MEMORY_ERROR);
-	} else if ((*op = sys_accept(tfm)) < 0) {
+	if (sys_bind(tfm.fd, _afalg_type(alg), name) < 0) {
 		err = errno;
-		gnutls_atomic_decrement(&fd_count);
-		ret = sys_error("accept", err);
+		ret = why_set(why,
+			      transient(err) ? AFALG_TRANSIENT : AFALG_REFUSED,
+			      AFALG_CALL_BIND, err);
+	} else if (key != NULL &&
+		   sys_setopt(tfm.fd, ALG_SET_KEY, key, key_size) < 0) {
+		/* a context's key, or a device out of sessions (QEMU's
+		 * virtio-crypto says EINVAL then): nothing of the algorithm */
+		ret = why_set(why, AFALG_TRANSIENT, AFALG_CALL_SETKEY, errno);
+	} else if (alg->family == AFALG_AEAD &&
+		   sys_setopt(tfm.fd, ALG_SET_AEAD_AUTHSIZE, NULL,
+			      alg->tag_size) < 0) {
+		err = errno;
+		ret = why_set(why,
+			      transient(err) ? AFALG_TRANSIENT : AFALG_REFUSED,
+			      AFALG_CALL_AUTHSIZE, err);
+	} else {
+		low_acquire();
+		fd = sys_accept(tfm.fd);
+		err = errno;
+		if (fd >= 0)
+			err = adopt(fd, AF_ALG, s) < 0 ? errno : 0;
+		low_release();
+		if (fd < 0)
+			ret = why_set(why, AFALG_TRANSIENT, AFALG_CALL_ACCEPT,
+				      err);
+		else if (err != 0)
+			ret = why_set(why, AFALG_TRANSIENT, AFALG_CALL_ADOPT,
+				      err);
+		else
+			s->alg = alg;
 	}
-	fd_close(tfm);
+	s->why = (struct afalg_why){ AFALG_TRANSIENT, AFALG_CALL_RECV, 0 };
+	_afalg_sock_close(&tfm);
+	if (ret < 0)
+		s->fd = -1;
 	return ret;
 }
 
-/* Whether the socket under s->fd is still the one s was opened as. */
-static bool same_socket(const struct afalg_sock *s)
+/* A socket bound to name and closed: a template's instance exists after
+ * it (the drivers of ccm(aes)). */
+int _afalg_kernel_bind(struct afalg_alg *alg, const char *name,
+		       struct afalg_why *why)
 {
-	struct stat st;
+	struct afalg_sock s;
+	int ret = 0, err;
 
-	return fstat(s->fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
-	       st.st_dev == s->dev && st.st_ino == s->ino;
-}
-
-/* Closes the socket if it is still the module's; after fork() also the
- * parent's, inherited: closing it here leaves the parent's open.
- * Otherwise the number is another file's now (the module's socket was
- * closed by someone else): it is forgotten. */
-void _afalg_sock_close(struct afalg_sock *s)
-{
-	if (s->fd < 0)
-		return;
-	if (same_socket(s))
-		fd_close(s->fd);
-	else
-		gnutls_atomic_decrement(&fd_count);
-	s->fd = -1;
-}
-
-/* The context's socket for an operation: its own, still open and of this
- * process, or a new one (key: the context's, NULL for a digest). */
-int _afalg_sock_get(struct afalg_sock *s, struct afalg_alg *alg,
-		    const void *key, size_t key_size)
-{
-	struct stat st;
-	int ret;
-
-	if (s->fd >= 0) {
-		/* a child must not share its parent's socket: requests of
-		 * the two processes would interleave */
-		if (!_gnutls_detect_fork(s->forkid) && same_socket(s))
-			return 0;
-		_afalg_sock_close(s);
+	if (own_socket(AF_ALG, SOCK_SEQPACKET, 0, &s, why) < 0)
+		return GNUTLS_E_INTERNAL_ERROR;
+	if (sys_bind(s.fd, _afalg_type(alg), name) < 0) {
+		err = errno;
+		ret = why_set(why,
+			      transient(err) ? AFALG_TRANSIENT : AFALG_REFUSED,
+			      AFALG_CALL_BIND, err);
 	}
-	ret = open_op(alg, key, key_size, &s->fd);
-	if (ret < 0)
-		return ret;
-	if (fstat(s->fd, &st) < 0) {
-		fd_close(s->fd);
-		s->fd = -1;
-		return gnutls_assert_val(GNUTLS_E_INTERNAL_ERROR);
-	}
-	s->dev = st.st_dev;
-	s->ino = st.st_ino;
-	s->forkid = _gnutls_get_forkid();
-	return 0;
+	_afalg_sock_close(&s);
+	return ret;
 }
+
+/* ---- requests ---------------------------------------------------------- */
 
 /* Control messages of a cipher or AEAD request. */
 struct request {
@@ -361,34 +641,59 @@ static bool overlap(const void *a, size_t a_size, const void *b, size_t b_size)
 	return a_size > 0 && b_size > 0 && x < y + b_size && y < x + a_size;
 }
 
+/* A request failed: recorded in the socket (the first use of an
+ * algorithm reads it), counted and logged. */
+static int request_failed(struct afalg_sock *s, enum afalg_call call, int err)
+{
+	s->why.refusal = transient(err) ? AFALG_TRANSIENT : AFALG_REFUSED;
+	s->why.call = call;
+	s->why.err = err;
+	return _afalg_failed(s->alg, call, err);
+}
+
+/* The socket is still the module's, before a send or receive on it. */
+static int check(struct afalg_sock *s)
+{
+	if (likely(_afalg_sock_ours(s)))
+		return 0;
+	return request_failed(s, AFALG_CALL_LOST, EBADF);
+}
+
 /* Sends a request and reads its whole result; a short read or write is a
  * failure (the socket is left with a partial request: the caller closes
  * it).  An AEAD tag that does not verify is GNUTLS_E_DECRYPTION_FAILED,
  * and leaves the socket ready for the next request. */
-static int transact(const struct afalg_sock *s, struct msghdr *req,
-		    size_t in_size, struct iovec *out, size_t out_count,
-		    size_t out_size)
+static int transact(struct afalg_sock *s, struct msghdr *req, size_t in_size,
+		    struct iovec *out, size_t out_count, size_t out_size)
 {
 	struct msghdr msg = { .msg_iov = out, .msg_iovlen = out_count };
 	long ret;
 
-	/* not waiting for room: a send buffer smaller than the request
-	 * (net.core.wmem_default) would wait for a read that never comes */
-	ret = sys_send(s->fd, req, MSG_DONTWAIT);
+	if (check(s) < 0)
+		return GNUTLS_E_INTERNAL_ERROR;
+	ret = sys_send(s->fd, req, 0);
 	if (ret != (long)in_size)
-		return sys_error("sendmsg", ret < 0 ? errno : EIO);
+		return request_failed(s, AFALG_CALL_SEND,
+				      ret < 0 ? errno : EIO);
+	if (check(s) < 0)
+		return GNUTLS_E_INTERNAL_ERROR;
 	ret = sys_recv(s->fd, &msg);
-	if (ret < 0 && errno == EBADMSG)
+	if (ret < 0 && errno == EBADMSG) {
+		/* not a failure of the socket's: a tag that does not verify */
+		s->why = (struct afalg_why){ AFALG_REFUSED, AFALG_CALL_RECV,
+					     EBADMSG };
 		return GNUTLS_E_DECRYPTION_FAILED;
-	if (ret != (long)out_size)
-		return sys_error("recvmsg", ret < 0 ? errno : EIO);
+	}
+	if (ret != (long)out_size || (msg.msg_flags & MSG_TRUNC))
+		return request_failed(s, AFALG_CALL_RECV,
+				      ret < 0 ? errno : EIO);
 	return 0;
 }
 
 /* One cipher request of at most AFALG_MAX_REQUEST bytes.  On error, in
  * is unchanged: a result that would land on the input is read into a
  * bounce buffer first. */
-int _afalg_kernel_cipher(const struct afalg_sock *s, int enc, const void *iv,
+int _afalg_kernel_cipher(struct afalg_sock *s, int enc, const void *iv,
 			 size_t iv_size, const void *in, void *out, size_t size)
 {
 	struct iovec iv_in = { .iov_base = (void *)in, .iov_len = size };
@@ -419,7 +724,7 @@ int _afalg_kernel_cipher(const struct afalg_sock *s, int enc, const void *iv,
 /* One AEAD request.  The kernel reads AAD || input and writes AAD ||
  * output; the AAD it writes back lands in scratch space.  On error, the
  * input is unchanged and out holds no result. */
-int _afalg_kernel_aead(const struct afalg_sock *s, int enc, const void *iv,
+int _afalg_kernel_aead(struct afalg_sock *s, int enc, const void *iv,
 		       size_t iv_size, const void *auth, size_t auth_size,
 		       const void *in, size_t in_size, void *out,
 		       size_t out_size)
@@ -469,8 +774,8 @@ int _afalg_kernel_aead(const struct afalg_sock *s, int enc, const void *iv,
 /* A whole hash message, and its digest.  A short write is a failure:
  * the kernel that stopped short (out of memory mid-way) has ended the
  * message. */
-int _afalg_kernel_hash(const struct afalg_sock *s, const void *data,
-		       size_t size, void *out, size_t out_size)
+int _afalg_kernel_hash(struct afalg_sock *s, const void *data, size_t size,
+		       void *out, size_t out_size)
 {
 	struct iovec iov = { (void *)data, 0 };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
@@ -478,21 +783,25 @@ int _afalg_kernel_hash(const struct afalg_sock *s, const void *data,
 	long ret;
 
 	do {
+		if (check(s) < 0)
+			return GNUTLS_E_INTERNAL_ERROR;
 		iov.iov_len = MIN(left, HASH_SEND_MAX);
 		left -= iov.iov_len;
 		ret = sys_send(s->fd, &msg, left > 0 ? MSG_MORE : 0);
 		if (ret != (long)iov.iov_len)
-			return sys_error("hash update", ret < 0 ? errno : EIO);
+			return request_failed(s, AFALG_CALL_SEND,
+					      ret < 0 ? errno : EIO);
 		if (left > 0)
 			iov.iov_base = (uint8_t *)iov.iov_base + ret;
 	} while (left > 0);
 
-	/* MSG_TRUNC: a longer digest than the algorithm's (a driver of
-	 * another algorithm named in the settings) */
+	if (check(s) < 0)
+		return GNUTLS_E_INTERNAL_ERROR;
 	iov = (struct iovec){ out, out_size };
 	ret = sys_recv(s->fd, &msg);
 	if (ret != (long)out_size || (msg.msg_flags & MSG_TRUNC))
-		return sys_error("hash output", ret < 0 ? errno : EIO);
+		return request_failed(s, AFALG_CALL_RECV,
+				      ret < 0 ? errno : EIO);
 	return 0;
 }
 
@@ -506,28 +815,31 @@ int _afalg_kernel_hash_fast(struct afalg_alg *alg, const void *key,
 	struct afalg_sock s;
 	int ret;
 
+	AFALG_SOCK_INIT(&s);
 	/* a MAC is keyed even with an empty key */
 	if (alg->family == AFALG_MAC && key == NULL)
 		key = "";
-	ret = open_op(alg, alg->family == AFALG_MAC ? key : NULL, key_size,
-		      &s.fd);
+	ret = _afalg_sock_get(&s, alg, alg->family == AFALG_MAC ? key : NULL,
+			      key_size);
 	if (ret < 0)
 		return ret;
 	ret = _afalg_kernel_hash(&s, text, size, digest, alg->tag_size);
 	if (ret == 0)
 		memcpy(out, digest, alg->tag_size);
-	fd_close(s.fd);
+	_afalg_sock_close(&s);
 	gnutls_memset(digest, 0, sizeof(digest));
 	return ret;
 }
 
-/* A driver named in the settings must implement the algorithm: AF_ALG
- * binds any driver of the type by its name (ctr-aes-aesni for cbc(aes)
- * would give other answers).  Asked at start-up of the kernel's crypto
- * netlink interface, after a bind that makes a template's instance; a
- * kernel that cannot say (no crypto_user) is taken at its word, with a
- * line in the log. */
-bool _afalg_kernel_driver_ok(struct afalg_alg *alg)
+/* ---- what the kernel has ---------------------------------------------- */
+
+/* Asks the kernel's crypto netlink interface (crypto_user) for an
+ * implementation: by its exact driver name, or by its algorithm's name
+ * (the one of highest priority).  0 and impl filled; or -ENOENT, the
+ * kernel has none of that name now; or another -errno, the interface
+ * cannot say (absent, or refused). */
+int _afalg_kernel_lookup(const char *name, bool by_driver,
+			 struct afalg_impl *impl)
 {
 	struct {
 		struct nlmsghdr h;
@@ -538,57 +850,73 @@ bool _afalg_kernel_driver_ok(struct afalg_alg *alg)
 	uint32_t reply[1024]; /* aligned for the header */
 	const struct nlmsghdr *h = (const struct nlmsghdr *)reply;
 	const struct crypto_user_alg *got = NLMSG_DATA(h);
+	const struct nlmsgerr *e = NLMSG_DATA(h);
 	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
-	int fd;
+	struct afalg_sock s;
+	struct afalg_why why;
 	long n = -1;
+	int ret;
 
-	fd = sys_socket();
-	if (fd < 0)
-		return true;
-	if (sys_bind(fd,
-		     alg->family == AFALG_CIPHER ? "skcipher" :
-		     alg->family == AFALG_AEAD	 ? "aead" :
-						   "hash",
-		     alg->driver) < 0) {
-		close(fd); /* a driver that is not there: at first use */
-		return true;
-	}
-	close(fd);
-	snprintf(req.a.cru_driver_name, sizeof(req.a.cru_driver_name), "%s",
-		 alg->driver);
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_CRYPTO);
-	if (fd >= 0) {
-		if (sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&kernel,
-			   sizeof(kernel)) == sizeof(req))
-			n = recv(fd, reply, sizeof(reply), 0);
-		close(fd);
-	}
+	snprintf(by_driver ? req.a.cru_driver_name : req.a.cru_name,
+		 sizeof(req.a.cru_name), "%s", name);
+	if (own_socket(AF_NETLINK, SOCK_RAW, NETLINK_CRYPTO, &s, &why) < 0)
+		return -why.err;
+	if (sendto(s.fd, &req, sizeof(req), 0, (struct sockaddr *)&kernel,
+		   sizeof(kernel)) == sizeof(req) &&
+	    _afalg_sock_ours(&s))
+		n = recv(s.fd, reply, sizeof(reply), MSG_DONTWAIT);
+	ret = n < 0 ? -errno : 0;
+	_afalg_sock_close(&s);
+	if (ret < 0)
+		return ret;
+	if (n >= (long)NLMSG_LENGTH(sizeof(*e)) && h->nlmsg_type == NLMSG_ERROR)
+		return e->error < 0 ? e->error : -EIO;
 	if (n < (long)NLMSG_LENGTH(sizeof(*got)) ||
-	    h->nlmsg_type == NLMSG_ERROR) {
-		_gnutls_debug_log("afalg: the kernel cannot say what %s "
-				  "implements: taken as %s\n",
-				  alg->driver, alg->kname);
-		return true;
-	}
-	if (strncmp(got->cru_name, alg->kname, sizeof(got->cru_name)) == 0)
-		return true;
-	_gnutls_debug_log("afalg: %s implements %.64s, not %s: %s in "
-			  "software\n",
-			  alg->driver, got->cru_name, alg->kname, alg->label);
-	return false;
+	    h->nlmsg_type != CRYPTO_MSG_GETALG)
+		return -EIO;
+	snprintf(impl->name, sizeof(impl->name), "%.*s",
+		 (int)sizeof(got->cru_name), got->cru_name);
+	snprintf(impl->driver, sizeof(impl->driver), "%.*s",
+		 (int)sizeof(got->cru_driver_name), got->cru_driver_name);
+	impl->flags = got->cru_flags;
+	return 0;
 }
 
-/* One socket() call tells whether the kernel has AF_ALG at all. */
-bool _afalg_kernel_present(void)
+/* A number from a file of /proc or /sys, or -1. */
+static long read_number(const char *path)
 {
-	int fd = sys_socket();
-	int err = errno;
+	char buf[32];
+	long n, v = -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0) {
-		_gnutls_debug_log("afalg: AF_ALG is not available: %s\n",
-				  strerror(err));
-		return false;
-	}
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
-	return true;
+	if (n > 0) {
+		buf[n] = 0;
+		if (sscanf(buf, "%ld", &v) != 1)
+			v = -1;
+	}
+	return v;
+}
+
+/* Linux 7.3's allowlist of what AF_ALG binds (0: none, 1: the list, 2:
+ * no AF_ALG), or -1 where the kernel has none. */
+long _afalg_kernel_restrict(void)
+{
+	return read_number("/proc/sys/crypto/af_alg_restrict");
+}
+
+/* Whether the module that gives AF_ALG a type is loaded (0 or 1), or -1
+ * where sysfs cannot say. */
+int _afalg_kernel_type_loaded(const char *type)
+{
+	char path[64];
+	struct stat st;
+
+	if (stat("/sys/module/af_alg", &st) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/sys/module/algif_%s", type);
+	return stat(path, &st) == 0;
 }

@@ -27,9 +27,10 @@
  * A value is "off" (not registered), "auto" (the default: GnuTLS's own
  * code), "kernel" (every operation the kernel takes), or the smallest
  * operation that goes to the kernel: SIZE, or SIZE/SIZE per direction
- * (encrypt/decrypt; for MACs and digests a message of a context / a
- * one-shot call), each a number of bytes or "never"; "@DRIVER" after it
- * binds that implementation by its driver name instead of the one the
+ * (encrypt/decrypt), each a number of bytes or "never"; for MACs and
+ * digests SIZE is that of a one-shot call (their contexts are GnuTLS's
+ * own code: hash.c), and of SIZE/SIZE the second counts; "@DRIVER" after
+ * it binds that implementation by its driver name instead of the one the
  * kernel picks.  GNUTLS_AFALG is a comma-separated list of VALUE (every
  * algorithm) and NAME=VALUE (commas within a driver's parentheses do not
  * separate); the file has "mode = VALUE" and "NAME = VALUE".  What applies to an
@@ -62,8 +63,12 @@ static struct source file_settings = { .name = "[afalg]" };
 static struct source env_settings = { .name = "GNUTLS_AFALG" };
 
 /* The file's entries of the load in this initialisation are taken; those
- * of a reload (gnutls_priority_init() after the file changed) are not. */
-static bool taken;
+ * of a reload (gnutls_priority_init() after the file changed, in any
+ * thread, under priority.c's lock) are not. */
+static atomic_bool taken;
+
+/* What the log shows of an invalid entry, at most. */
+#define LOG_MAX 64
 
 /* s[0..*len) without the blanks around it */
 static const char *trim(const char *s, size_t *len)
@@ -137,6 +142,7 @@ static bool parse_value(const char *s, size_t len, struct setting *set)
 		if (!parse_driver(at + 1, s + len - at - 1, set->driver))
 			return false;
 		len = at - s;
+		s = trim(s, &len);
 	}
 	/* a driver for an algorithm that does not use the kernel is a
 	 * mistake */
@@ -161,8 +167,9 @@ static bool parse_value(const char *s, size_t len, struct setting *set)
 	       parse_size(slash + 1, s + len - slash - 1, &set->threshold[1]);
 }
 
-/* NAME=VALUE for one algorithm, or (name NULL) VALUE for all. */
-static void add_entry(struct source *src, const char *name, size_t name_len,
+/* NAME=VALUE for one algorithm, or (name NULL) VALUE for all; false if
+ * it is invalid (and ignored). */
+static bool add_entry(struct source *src, const char *name, size_t name_len,
 		      const char *value, size_t len)
 {
 	struct afalg_alg *alg = NULL;
@@ -173,28 +180,37 @@ static void add_entry(struct source *src, const char *name, size_t name_len,
 		alg = _afalg_find_label(name, name_len);
 	}
 	if ((name != NULL && alg == NULL) || !parse_value(value, len, &set)) {
-		_gnutls_debug_log("afalg: ignoring '%.*s%s%.*s' in %s\n",
-				  (int)name_len, name ? name : "",
-				  name ? "=" : "", (int)len, value, src->name);
-		return;
+		_gnutls_debug_log("afalg: ignoring '%.*s%s%s%.*s%s' in %s\n",
+				  (int)MIN(name_len, LOG_MAX), name ? name : "",
+				  name_len > LOG_MAX ? "..." : "",
+				  name ? "=" : "", (int)MIN(len, LOG_MAX),
+				  value, len > LOG_MAX ? "..." : "", src->name);
+		return false;
 	}
 	if (alg != NULL)
 		src->alg[alg - _afalg_algs] = set;
 	else
 		src->all = set;
+	return true;
 }
 
 /* An entry of [afalg]: "mode = auto" for every algorithm, "AES-128-CBC =
- * kernel" for one. */
-void _gnutls_afalg_config(const char *name, const char *value)
+ * kernel" for one.  False if it is invalid: priority.c then rejects
+ * the file where GNUTLS_SYSTEM_PRIORITY_FAIL_ON_INVALID says so, as for
+ * every other section. */
+bool _gnutls_afalg_config(const char *name, const char *value)
 {
-	if (taken)
-		return;
 	if (c_strcasecmp(name, "mode") == 0)
-		add_entry(&file_settings, NULL, 0, value, strlen(value));
-	else
-		add_entry(&file_settings, name, strlen(name), value,
-			  strlen(value));
+		name = NULL;
+	if (atomic_load(&taken)) {
+		struct source check = { .name = "[afalg]" };
+
+		/* a reload: checked, not taken */
+		return add_entry(&check, name, name ? strlen(name) : 0, value,
+				 strlen(value));
+	}
+	return add_entry(&file_settings, name, name ? strlen(name) : 0, value,
+			 strlen(value));
 }
 
 /* GNUTLS_AFALG: entries separated by commas (but within a driver's
@@ -237,8 +253,10 @@ void _afalg_settings_apply(void)
 	unsigned i, k;
 
 	read_env(&env_settings);
-	taken = true;
+	atomic_store(&taken, true);
 	for (i = 0; i < _afalg_algs_size; i++) {
+		struct afalg_alg *alg = &_afalg_algs[i];
+
 		order[0] = &env_settings.alg[i];
 		order[1] = &env_settings.all;
 		order[2] = &file_settings.alg[i];
@@ -246,12 +264,16 @@ void _afalg_settings_apply(void)
 		for (k = 0; k < 4 && !order[k]->set; k++)
 			;
 		set = k < 4 ? order[k] : NULL;
-		_afalg_algs[i].off = set != NULL && set->off;
-		_afalg_algs[i].threshold[0] = set != NULL ? set->threshold[0] :
-							    AFALG_NEVER;
-		_afalg_algs[i].threshold[1] = set != NULL ? set->threshold[1] :
-							    AFALG_NEVER;
-		_gnutls_str_cpy(_afalg_algs[i].driver, AFALG_MAX_DRIVER,
+		alg->off = set != NULL && set->off;
+		alg->threshold[0] = set != NULL ? set->threshold[0] :
+						  AFALG_NEVER;
+		alg->threshold[1] = set != NULL ? set->threshold[1] :
+						  AFALG_NEVER;
+		/* a MAC or digest context is GnuTLS's own code: only the
+		 * one-shot size counts */
+		if (alg->family == AFALG_MAC || alg->family == AFALG_DIGEST)
+			alg->threshold[0] = AFALG_NEVER;
+		_gnutls_str_cpy(alg->driver, AFALG_MAX_DRIVER,
 				set != NULL ? set->driver : "");
 	}
 }
@@ -259,7 +281,7 @@ void _afalg_settings_apply(void)
 /* The next initialisation takes the entries of the next load. */
 void _afalg_settings_release(void)
 {
-	taken = false;
+	atomic_store(&taken, false);
 	memset(&file_settings.all, 0, sizeof(file_settings.all));
 	memset(file_settings.alg, 0, sizeof(file_settings.alg));
 }
