@@ -662,15 +662,15 @@ static int check(struct afalg_sock *s)
 /* Sends a request and reads its whole result; a short read or write is a
  * failure (the socket is left with a partial request: the caller closes
  * it).  An AEAD tag that does not verify is GNUTLS_E_DECRYPTION_FAILED,
- * and leaves the socket ready for the next request. */
+ * and leaves the socket ready for the next request.  The socket was
+ * checked when the caller took it (_afalg_sock_get(), or opened it), and
+ * is again before its result is read. */
 static int transact(struct afalg_sock *s, struct msghdr *req, size_t in_size,
 		    struct iovec *out, size_t out_count, size_t out_size)
 {
 	struct msghdr msg = { .msg_iov = out, .msg_iovlen = out_count };
 	long ret;
 
-	if (check(s) < 0)
-		return GNUTLS_E_INTERNAL_ERROR;
 	ret = sys_send(s->fd, req, 0);
 	if (ret != (long)in_size)
 		return request_failed(s, AFALG_CALL_SEND,
@@ -783,7 +783,9 @@ int _afalg_kernel_hash(struct afalg_sock *s, const void *data, size_t size,
 	long ret;
 
 	do {
-		if (check(s) < 0)
+		/* (checked when taken, and before each further piece of a
+		 * message over 1 GiB) */
+		if (left < size && check(s) < 0)
 			return GNUTLS_E_INTERNAL_ERROR;
 		iov.iov_len = MIN(left, HASH_SEND_MAX);
 		left -= iov.iov_len;
