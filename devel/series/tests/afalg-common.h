@@ -37,8 +37,9 @@
 #define AF_ALG 38
 #endif
 
-/* in libgnutls, GNUTLS_PRIVATE_3_4: a line per algorithm */
-int _gnutls_afalg_info(gnutls_datum_t *out);
+/* in libgnutls, GNUTLS_PRIVATE_3_4: the backend as the process has it,
+ * a line per algorithm of KEY=VALUE fields (lib/accelerated/afalg/afalg.c) */
+int _gnutls_afalg_report(unsigned version, unsigned flags, gnutls_datum_t *out);
 
 /* Whether this kernel offers AF_ALG sockets at all. */
 inline static int afalg_available(void)
@@ -51,19 +52,13 @@ inline static int afalg_available(void)
 	return 1;
 }
 
-/* Skips the test (exit 77) when the kernel has no AF_ALG.  The library
- * reads GNUTLS_AFALG when it is loaded, before doit(): a test that needs
- * every operation in the kernel runs itself again with
+/* The library reads GNUTLS_AFALG when it is loaded, before doit(): a test
+ * that needs every operation to go to the kernel runs itself again with
  * GNUTLS_AFALG=kernel. */
-inline static void afalg_require_kernel(void)
+inline static void afalg_set_kernel(void)
 {
 	const char *mode = getenv("GNUTLS_AFALG");
 
-	if (!afalg_available()) {
-		fprintf(stderr, "AF_ALG is not available (%s): skipping\n",
-			strerror(errno));
-		exit(77);
-	}
 	if (mode != NULL && strcmp(mode, "kernel") == 0)
 		return;
 	if (setenv("GNUTLS_AFALG", "kernel", 1) < 0)
@@ -73,47 +68,72 @@ inline static void afalg_require_kernel(void)
 	fail("exec /proc/self/exe: %s\n", strerror(errno));
 }
 
-/* The backend logs, at gnutls_global_deinit(), how many operations each
- * algorithm ran in the kernel and in software:
- * "afalg: stats aead AES-128-GCM: 264 kernel, 0 software". */
-static char afalg_stats[8192];
-
-static void afalg_log(int level, const char *str)
+/* Skips the test (exit 77) when the kernel has no AF_ALG; otherwise as
+ * afalg_set_kernel(). */
+inline static void afalg_require_kernel(void)
 {
-	size_t len = strlen(afalg_stats);
+	if (!afalg_available()) {
+		fprintf(stderr, "AF_ALG is not available (%s): skipping\n",
+			strerror(errno));
+		exit(77);
+	}
+	afalg_set_kernel();
+}
 
-	if (strncmp(str, "afalg: stats ", 13) == 0 &&
-	    len + strlen(str) + 1 < sizeof(afalg_stats))
-		memcpy(afalg_stats + len, str, strlen(str) + 1);
+inline static void afalg_log(int level, const char *str)
+{
 	if (debug && strncmp(str, "afalg:", 6) == 0)
 		fprintf(stderr, "|<%d>| %s", level, str);
 }
 
+/* The backend counts the operations of each path at debug level 2. */
 inline static void afalg_stats_start(void)
 {
-	afalg_stats[0] = 0;
 	gnutls_global_set_log_function(afalg_log);
 	gnutls_global_set_log_level(2);
 }
 
-/* Ends the library (which logs the statistics); returns the number of
- * operations NAME ("aead AES-128-GCM") ran in the kernel, and in
- * software in *soft. */
-inline static unsigned long afalg_stats_kernel(const char *name,
-					       unsigned long *soft)
+/* The value of KEY in the report's line of the algorithm LABEL
+ * ("AES-128-GCM", "HMAC-SHA256", "SHA256"), into buf. */
+inline static void afalg_field(const char *label, const char *key, char *buf,
+			       size_t size)
 {
-	char key[128];
-	const char *p;
-	unsigned long k = 0, s = 0;
+	gnutls_datum_t report;
+	char want[64];
+	const char *line, *p;
+	size_t len;
 
-	snprintf(key, sizeof(key), "afalg: stats %s: ", name);
-	p = strstr(afalg_stats, key);
-	if (p != NULL &&
-	    sscanf(p + strlen(key), "%lu kernel, %lu software", &k, &s) != 2)
-		fail("cannot parse the statistics of %s\n", name);
-	if (soft != NULL)
-		*soft = s;
-	return k;
+	if (_gnutls_afalg_report(1, 0, &report) < 0)
+		fail("the backend gives no report\n");
+	snprintf(want, sizeof(want), "label=%s ", label);
+	for (line = (char *)report.data; line != NULL;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+		if (strncmp(line, want, strlen(want)) == 0)
+			break;
+	if (line == NULL)
+		fail("the report has no %s:\n%s", label, report.data);
+	snprintf(want, sizeof(want), " %s=", key);
+	p = strstr(line, want);
+	if (p == NULL || (strchr(line, '\n') && p > strchr(line, '\n')))
+		fail("the report has no %s for %s\n", key, label);
+	p += strlen(want);
+	len = strcspn(p, " \n");
+	snprintf(buf, size, "%.*s", (int)len, p);
+	gnutls_free(report.data);
+}
+
+/* How many operations of LABEL ran in the kernel, and in software in
+ * *soft (counted at debug level 2: afalg_stats_start()). */
+inline static unsigned long afalg_ops(const char *label, unsigned long *soft)
+{
+	char buf[32];
+
+	if (soft != NULL) {
+		afalg_field(label, "software-ops", buf, sizeof(buf));
+		*soft = strtoul(buf, NULL, 10);
+	}
+	afalg_field(label, "kernel-ops", buf, sizeof(buf));
+	return strtoul(buf, NULL, 10);
 }
 
 #endif /* GNUTLS_TESTS_AFALG_COMMON_H */

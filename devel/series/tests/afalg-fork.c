@@ -17,10 +17,11 @@
  * along with GnuTLS.  If not, see <https://www.gnu.org/licenses/>.
  */
 
-/* The AF_ALG backend across fork() and exec(): a hash, a MAC and a CBC
- * context with kernel sockets go on giving the right answers in the
- * parent and in the child, whichever uses them first, and no AF_ALG
- * socket reaches a program the process executes. */
+/* The AF_ALG backend across fork() and exec(): a CBC and an AEAD context
+ * with kernel sockets go on giving the right answers in the parent and
+ * in the child, whichever uses them first, the child in the kernel on a
+ * socket of its own; and no AF_ALG socket reaches a program the process
+ * executes. */
 
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -35,9 +36,7 @@
 
 #define CHILD_ENV "GNUTLS_AFALG_TEST_FDS"
 
-/* a hash message the backend sends to the kernel whole is at most
- * 64 KiB: ten pieces of 6000 bytes */
-static uint8_t a[6000];
+static uint8_t a[4096];
 
 /* The AF_ALG sockets this process has open, as "3,5,7". */
 static void afalg_fds(char *out, size_t size)
@@ -70,38 +69,32 @@ static void exec_child(const char *list)
 	exit(0);
 }
 
-/* SHA-256 of 60000 'a', in ten calls, forking after FORK_AT */
-static void hash_across_fork(unsigned fork_at, int child_first)
+/* After fork(): with child_first, the parent waits for the child before
+ * it uses the context. */
+static void after_fork(pid_t pid, int child_first)
 {
-	static const uint8_t want[32] = {
-		0x95, 0x6e, 0xfa, 0xe2, 0x21, 0x95, 0x33, 0xb4,
-		0x4d, 0x32, 0x82, 0x42, 0xc6, 0x08, 0x3c, 0x0e,
-		0xee, 0x50, 0x36, 0x25, 0x29, 0x0f, 0xc8, 0x29,
-		0xce, 0xf0, 0x7e, 0xce, 0xa6, 0xe0, 0x7c, 0x23,
-	};
-	gnutls_hash_hd_t h;
-	uint8_t out[32];
-	unsigned i;
-	pid_t pid;
 	int status;
 
-	assert(gnutls_hash_init(&h, GNUTLS_DIG_SHA256) >= 0);
-	for (i = 0; i < fork_at; i++)
-		assert(gnutls_hash(h, a, sizeof(a)) >= 0);
-	pid = fork();
-	assert(pid >= 0);
 	if (pid > 0 && child_first) {
 		assert(waitpid(pid, &status, 0) == pid);
 		check_wait_status(status);
 	}
-	for (; i < 10; i++)
-		assert(gnutls_hash(h, a, sizeof(a)) >= 0);
-	gnutls_hash_deinit(h, out);
-	if (memcmp(out, want, sizeof(want)) != 0)
-		fail("%s: wrong SHA-256 after fork at %u\n",
-		     pid ? "parent" : "child", fork_at);
-	if (pid == 0)
+}
+
+/* The end of the work on both sides: the child's must have run in the
+ * kernel too, on a socket of its own. */
+static void end_fork(pid_t pid, int child_first, const char *label,
+		     unsigned long kernel_before)
+{
+	int status;
+
+	if (pid == 0) {
+		if (afalg_ops(label, NULL) <= kernel_before)
+			fail("child: %s did not run in the kernel after "
+			     "fork\n",
+			     label);
 		exit(error_count ? 1 : 0);
+	}
 	if (!child_first) {
 		assert(waitpid(pid, &status, 0) == pid);
 		check_wait_status(status);
@@ -109,14 +102,14 @@ static void hash_across_fork(unsigned fork_at, int child_first)
 }
 
 /* CBC chaining: both processes continue the same stream. */
-static void cbc_across_fork(void)
+static void cbc_across_fork(int child_first)
 {
 	static const uint8_t key[16] = { 1, 2, 3 }, iv[16] = { 4, 5, 6 };
 	gnutls_datum_t k = { (void *)key, 16 }, v = { (void *)iv, 16 };
 	gnutls_cipher_hd_t h, ref;
 	uint8_t out[4096], want[4096];
+	unsigned long before;
 	pid_t pid;
-	int status;
 
 	assert(gnutls_cipher_init(&ref, GNUTLS_CIPHER_AES_128_CBC, &k, &v) >=
 	       0);
@@ -126,27 +119,53 @@ static void cbc_across_fork(void)
 
 	assert(gnutls_cipher_init(&h, GNUTLS_CIPHER_AES_128_CBC, &k, &v) >= 0);
 	assert(gnutls_cipher_encrypt2(h, a, 4096, out, 4096) >= 0);
+	before = afalg_ops("AES-128-CBC", NULL);
 	pid = fork();
 	assert(pid >= 0);
+	after_fork(pid, child_first);
 	assert(gnutls_cipher_encrypt2(h, a, 4096, out, 4096) >= 0);
 	if (memcmp(out, want, sizeof(out)) != 0)
 		fail("%s: CBC did not chain across fork\n",
 		     pid ? "parent" : "child");
 	gnutls_cipher_deinit(h);
-	if (pid == 0)
-		exit(error_count ? 1 : 0);
-	assert(waitpid(pid, &status, 0) == pid);
-	check_wait_status(status);
+	end_fork(pid, child_first, "AES-128-CBC", before);
+}
+
+/* An AEAD context opened in the kernel before fork(). */
+static void aead_across_fork(int child_first)
+{
+	static const uint8_t key[32] = { 7, 8, 9 };
+	gnutls_datum_t k = { (void *)key, 32 };
+	gnutls_aead_cipher_hd_t h;
+	uint8_t nonce[12] = { 1 }, ct[1024 + 16], want[1024 + 16];
+	size_t size = sizeof(want);
+	unsigned long before;
+	pid_t pid;
+
+	assert(gnutls_aead_cipher_init(&h, GNUTLS_CIPHER_AES_256_GCM, &k) >= 0);
+	assert(gnutls_aead_cipher_encrypt(h, nonce, 12, NULL, 0, 16, a, 1024,
+					  want, &size) >= 0);
+	before = afalg_ops("AES-256-GCM", NULL);
+	pid = fork();
+	assert(pid >= 0);
+	after_fork(pid, child_first);
+	size = sizeof(ct);
+	assert(gnutls_aead_cipher_encrypt(h, nonce, 12, NULL, 0, 16, a, 1024,
+					  ct, &size) >= 0);
+	if (size != sizeof(want) || memcmp(ct, want, size) != 0)
+		fail("%s: wrong AES-256-GCM after fork\n",
+		     pid ? "parent" : "child");
+	gnutls_aead_cipher_deinit(h);
+	end_fork(pid, child_first, "AES-256-GCM", before);
 }
 
 /* Executes this program with contexts open in the kernel. */
 static void exec_with_contexts(void)
 {
 	static const uint8_t key[32];
-	gnutls_datum_t k = { (void *)key, 32 };
+	gnutls_datum_t k = { (void *)key, 32 }, v = { (void *)key, 16 };
 	gnutls_aead_cipher_hd_t aead;
-	gnutls_hmac_hd_t mac;
-	gnutls_hash_hd_t hash;
+	gnutls_cipher_hd_t cbc;
 	uint8_t ct[1024 + 16], nonce[12] = { 0 };
 	size_t size = sizeof(ct);
 	char list[1024];
@@ -157,15 +176,10 @@ static void exec_with_contexts(void)
 	       0);
 	assert(gnutls_aead_cipher_encrypt(aead, nonce, 12, NULL, 0, 16, a, 1024,
 					  ct, &size) >= 0);
-	/* a message each ends in the kernel: the contexts keep sockets */
-	assert(gnutls_hmac_init(&mac, GNUTLS_MAC_SHA256, key, 32) >= 0);
-	assert(gnutls_hmac(mac, a, sizeof(a)) >= 0);
-	gnutls_hmac_output(mac, ct);
-	assert(gnutls_hmac(mac, a, sizeof(a)) >= 0);
-	assert(gnutls_hash_init(&hash, GNUTLS_DIG_SHA384) >= 0);
-	assert(gnutls_hash(hash, a, sizeof(a)) >= 0);
-	gnutls_hash_output(hash, ct);
-	assert(gnutls_hash(hash, a, sizeof(a)) >= 0);
+	k.size = 16;
+	assert(gnutls_cipher_init(&cbc, GNUTLS_CIPHER_AES_128_CBC, &k, &v) >=
+	       0);
+	assert(gnutls_cipher_encrypt2(cbc, a, 1024, ct, 1024) >= 0);
 
 	afalg_fds(list, sizeof(list));
 	if (list[0] == 0)
@@ -183,8 +197,7 @@ static void exec_with_contexts(void)
 	check_wait_status(status);
 
 	gnutls_aead_cipher_deinit(aead);
-	gnutls_hmac_deinit(mac, NULL);
-	gnutls_hash_deinit(hash, NULL);
+	gnutls_cipher_deinit(cbc);
 }
 
 void doit(void)
@@ -197,16 +210,15 @@ void doit(void)
 	afalg_stats_start();
 	memset(a, 'a', sizeof(a));
 
-	hash_across_fork(0, 0);
-	hash_across_fork(3, 0);
-	hash_across_fork(3, 1);
-	hash_across_fork(7, 1);
-	cbc_across_fork();
+	cbc_across_fork(0);
+	cbc_across_fork(1);
+	aead_across_fork(0);
+	aead_across_fork(1);
 	exec_with_contexts();
 
-	gnutls_global_deinit();
-	if (afalg_stats_kernel("digest SHA256", NULL) == 0)
-		fail("SHA256 did not run in the kernel\n");
-	if (afalg_stats_kernel("cipher AES-128-CBC", NULL) == 0)
+	if (afalg_ops("AES-128-CBC", NULL) == 0)
 		fail("AES-128-CBC did not run in the kernel\n");
+	if (afalg_ops("AES-256-GCM", NULL) == 0)
+		fail("AES-256-GCM did not run in the kernel\n");
+	gnutls_global_deinit();
 }

@@ -20,7 +20,9 @@
 /* TLS sessions whose records go through the AF_ALG backend: client and
  * server in one process over memory, 256 KiB each way in full-size
  * records, a key update in TLS 1.3; the statistics must show that the
- * record protection ran in the kernel. */
+ * record encryption ran in the kernel, and the record MAC of a CBC
+ * cipher suite did not (MAC contexts are GnuTLS's own code, whose
+ * padding-independent work the record layer relies on). */
 
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -127,12 +129,15 @@ static void session(const char *prio, int tls13)
 }
 
 static const char *const in_kernel[] = {
-	"aead AES-128-GCM",   "aead AES-256-GCM", "aead CHACHA20-POLY1305",
-	"cipher AES-128-CBC", "mac SHA1",
+	"AES-128-GCM",
+	"AES-256-GCM",
+	"CHACHA20-POLY1305",
+	"AES-128-CBC",
 };
 
 void doit(void)
 {
+	unsigned long kernel;
 	unsigned i;
 
 	afalg_require_kernel();
@@ -146,10 +151,8 @@ void doit(void)
 		"-MAC-ALL:+SHA1:%NO_ETM",
 		0);
 
-	gnutls_global_deinit();
 	for (i = 0; i < sizeof(in_kernel) / sizeof(in_kernel[0]); i++) {
-		unsigned long kernel = afalg_stats_kernel(in_kernel[i], NULL);
-
+		kernel = afalg_ops(in_kernel[i], NULL);
 		if (debug)
 			success("%s: %lu in the kernel\n", in_kernel[i],
 				kernel);
@@ -157,4 +160,7 @@ void doit(void)
 			fail("%s: %lu operations in the kernel\n", in_kernel[i],
 			     kernel);
 	}
+	if (afalg_ops("HMAC-SHA1", NULL) != 0)
+		fail("the record MAC ran in the kernel\n");
+	gnutls_global_deinit();
 }

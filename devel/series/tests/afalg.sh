@@ -68,12 +68,23 @@ override-mode = blocklist
 [afalg]
 mode = kernel
 AES-256-GCM = off
-SHA256 = 4096/never
+AES-128-CBC = 4096/never
+SHA256 = 512
 EOT
 GNUTLS_SYSTEM_PRIORITY_FILE="${tmp}/config" GNUTLS_DEBUG_LEVEL=3 \
 	"${AFALGTOOL}" >"${tmp}/out2" 2>"${tmp}/log"
 grep -q "unknown section" "${tmp}/log" &&
 	fail "the [afalg] section was rejected: $(grep "unknown section" "${tmp}/log")"
+
+# a strict configuration (GNUTLS_SYSTEM_PRIORITY_FAIL_ON_INVALID=1)
+# takes a valid [afalg] section, and refuses one with an invalid entry
+GNUTLS_SYSTEM_PRIORITY_FILE="${tmp}/config" GNUTLS_SYSTEM_PRIORITY_FAIL_ON_INVALID=1 \
+	"${CLI}" --list >/dev/null 2>&1 ||
+	fail "a strict configuration refused a valid [afalg] section"
+printf '[afalg]\nAES-128-GCM = sometimes\n' >"${tmp}/invalid"
+GNUTLS_SYSTEM_PRIORITY_FILE="${tmp}/invalid" GNUTLS_SYSTEM_PRIORITY_FAIL_ON_INVALID=1 \
+	"${CLI}" --list >/dev/null 2>&1 &&
+	fail "a strict configuration took an invalid [afalg] entry"
 
 # default: auto, GnuTLS's own code, nothing registered
 "${AFALGTOOL}" >"${tmp}/out" || fail "afalgtool failed"
@@ -82,18 +93,22 @@ GNUTLS_DEBUG_LEVEL=2 "${CLI}" --list >/dev/null 2>"${tmp}/log"
 grep -q "afalg: registered" "${tmp}/log" &&
 	fail "without settings the backend registered: $(grep "afalg: registered" "${tmp}/log" | head -n 2)"
 
-# one algorithm differs from the rest; sizes are thresholds
-GNUTLS_AFALG=kernel,AES-128-GCM=off,SHA256=4096,SHA1=64/never \
+# one algorithm differs from the rest; sizes are thresholds, per
+# direction; for a MAC or digest only the second, a one-shot call's,
+# counts (their contexts are GnuTLS's own code)
+GNUTLS_AFALG=kernel,AES-128-GCM=off,AES-256-CBC=64/never,SHA256=4096,SHA1=64/never \
 	"${AFALGTOOL}" >"${tmp}/out" || fail "afalgtool failed"
 expect_setting AES-128-GCM off "${tmp}/out" "AES-128-GCM=off"
 expect_setting AES-256-GCM kernel "${tmp}/out" "AES-128-GCM=off"
+expect_setting AES-256-CBC 64/never "${tmp}/out" "AES-256-CBC=64/never"
 expect_setting SHA256 4096 "${tmp}/out" "SHA256=4096"
-expect_setting SHA1 64/never "${tmp}/out" "SHA1=64/never"
+expect_setting SHA1 auto "${tmp}/out" "SHA1=64/never"
 
 # the [afalg] section, and GNUTLS_AFALG over it
 expect_setting AES-128-GCM kernel "${tmp}/out2" "[afalg] mode = kernel"
 expect_setting AES-256-GCM off "${tmp}/out2" "[afalg] AES-256-GCM = off"
-expect_setting SHA256 4096/never "${tmp}/out2" "[afalg] SHA256 = 4096/never"
+expect_setting AES-128-CBC 4096/never "${tmp}/out2" "[afalg] AES-128-CBC = 4096/never"
+expect_setting SHA256 512 "${tmp}/out2" "[afalg] SHA256 = 512"
 GNUTLS_SYSTEM_PRIORITY_FILE="${tmp}/config" GNUTLS_AFALG=AES-256-GCM=auto \
 	"${AFALGTOOL}" >"${tmp}/out" || fail "afalgtool failed"
 expect_setting AES-128-GCM kernel "${tmp}/out" "[afalg] with GNUTLS_AFALG"
