@@ -28,6 +28,11 @@
  *   digest  oneshot: gnutls_hash_fast(); incremental: one gnutls_hash_init()
  *           per cell, then gnutls_hash() and gnutls_hash_output()
  *
+ * With the module (0.3.0 and later) only the one-shot calls of MACs and
+ * digests can go to the kernel: a MAC's or digest's context is GnuTLS's
+ * own code whatever the settings, so the incremental cells run software
+ * in every column (devel/bench-report says so of them).
+ *
  * Usage: afalg-bench [--algorithms LIST] [--sizes LIST] [--budget SECONDS]
  *                    [--csv FILE] [--copy] [--progress] [--quiet]
  *        afalg-bench --serve [--sizes LIST]
