@@ -136,4 +136,36 @@ inline static unsigned long afalg_ops(const char *label, unsigned long *soft)
 	return strtoul(buf, NULL, 10);
 }
 
+/* Whether the kernel refused LABEL in this process (no AF_ALG, a type
+ * or name it does not offer, Linux 7.3's allowlist): then its operations
+ * must all have run in software, which the caller checks. */
+inline static int afalg_refused(const char *label)
+{
+	char state[32];
+
+	afalg_field(label, "state", state, sizeof(state));
+	if (strcmp(state, "unusable") != 0 && strcmp(state, "no-af-alg") != 0)
+		return 0;
+	if (debug)
+		success("%s: refused by this kernel (%s), software only\n",
+			label, state);
+	return 1;
+}
+
+/* LABEL ran in the kernel, or, where this kernel refused it, only in
+ * software. */
+inline static void afalg_check_ran(const char *label)
+{
+	unsigned long soft, kernel = afalg_ops(label, &soft);
+
+	if (afalg_refused(label)) {
+		if (kernel != 0 || soft == 0)
+			fail("%s refused: %lu kernel, %lu software\n", label,
+			     kernel, soft);
+		return;
+	}
+	if (kernel == 0)
+		fail("%s did not run in the kernel\n", label);
+}
+
 #endif /* GNUTLS_TESTS_AFALG_COMMON_H */

@@ -28,6 +28,8 @@
 #endif
 
 #include <assert.h>
+#include <dirent.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <gnutls/crypto.h>
@@ -41,12 +43,23 @@ static uint8_t a[4096];
 /* The AF_ALG sockets this process has open, as "3,5,7". */
 static void afalg_fds(char *out, size_t size)
 {
+	DIR *dir;
+	struct dirent *e;
 	int fd, domain;
 	socklen_t len;
 	size_t n = 0;
 
+	/* every descriptor, wherever it is: the backend keeps its sockets
+	 * high in RLIMIT_NOFILE */
 	out[0] = 0;
-	for (fd = 0; fd < 1024; fd++) {
+	dir = opendir("/proc/self/fd");
+	assert(dir != NULL);
+	while ((e = readdir(dir)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		fd = atoi(e->d_name);
+		if (fd == dirfd(dir))
+			continue;
 		len = sizeof(domain);
 		if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0 ||
 		    domain != AF_ALG)
@@ -54,6 +67,7 @@ static void afalg_fds(char *out, size_t size)
 		n += snprintf(out + n, size - n, "%s%d", n ? "," : "", fd);
 		assert(n < size);
 	}
+	closedir(dir);
 }
 
 /* In the executed program: none of the parent's AF_ALG sockets may be
@@ -182,7 +196,8 @@ static void exec_with_contexts(void)
 	assert(gnutls_cipher_encrypt2(cbc, a, 1024, ct, 1024) >= 0);
 
 	afalg_fds(list, sizeof(list));
-	if (list[0] == 0)
+	if (list[0] == 0 &&
+	    !(afalg_refused("AES-256-GCM") && afalg_refused("AES-128-CBC")))
 		fail("no AF_ALG socket is open before exec\n");
 	if (debug)
 		success("AF_ALG sockets before exec: %s\n", list);
@@ -216,9 +231,7 @@ void doit(void)
 	aead_across_fork(1);
 	exec_with_contexts();
 
-	if (afalg_ops("AES-128-CBC", NULL) == 0)
-		fail("AES-128-CBC did not run in the kernel\n");
-	if (afalg_ops("AES-256-GCM", NULL) == 0)
-		fail("AES-256-GCM did not run in the kernel\n");
+	afalg_check_ran("AES-128-CBC");
+	afalg_check_ran("AES-256-GCM");
 	gnutls_global_deinit();
 }

@@ -404,6 +404,10 @@ void doit(void)
 	release_descriptors();
 
 	for (i = 0; i < N(in_kernel); i++) {
+		if (afalg_refused(in_kernel[i])) {
+			afalg_check_ran(in_kernel[i]);
+			continue;
+		}
 		kernel = afalg_ops(in_kernel[i], &soft);
 		if (debug)
 			success("%s: %lu kernel, %lu software\n", in_kernel[i],

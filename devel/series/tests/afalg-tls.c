@@ -152,6 +152,10 @@ void doit(void)
 		0);
 
 	for (i = 0; i < sizeof(in_kernel) / sizeof(in_kernel[0]); i++) {
+		if (afalg_refused(in_kernel[i])) {
+			afalg_check_ran(in_kernel[i]);
+			continue;
+		}
 		kernel = afalg_ops(in_kernel[i], NULL);
 		if (debug)
 			success("%s: %lu in the kernel\n", in_kernel[i],

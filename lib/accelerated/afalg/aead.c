@@ -185,11 +185,12 @@ static bool aead_in_kernel(struct afalg_aead_ctx *ctx, int enc,
 {
 	struct afalg_alg *alg = ctx->alg;
 
-	return _afalg_use_kernel(alg, !enc, text_size) && ctx->keyed &&
-	       ctx->failures < AFALG_MAX_FAILURES &&
+	/* the algorithm's first use, which may open AF_ALG, last */
+	return ctx->keyed && ctx->failures < AFALG_MAX_FAILURES &&
 	       _afalg_nonce_ok(alg, nonce_size) && tag_size == alg->tag_size &&
 	       auth_size + text_size + tag_size <= AFALG_MAX_REQUEST &&
-	       (enc || auth_size + text_size > 0);
+	       (enc || auth_size + text_size > 0) &&
+	       _afalg_use_kernel(alg, !enc, text_size);
 }
 
 /* A kernel request failed, or no socket could be opened: the next one

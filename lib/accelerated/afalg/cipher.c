@@ -227,10 +227,11 @@ static bool cipher_in_kernel(struct afalg_cipher_ctx *ctx, int enc, size_t size)
 {
 	struct afalg_alg *alg = ctx->alg;
 
-	return _afalg_use_kernel(alg, !enc, size) && ctx->kernel_key &&
-	       ctx->failures < AFALG_MAX_FAILURES &&
+	/* the algorithm's first use, which may open AF_ALG, last */
+	return ctx->kernel_key && ctx->failures < AFALG_MAX_FAILURES &&
 	       ctx->iv_size == alg->iv_size && size > 0 &&
-	       (ctx->chain || size <= AFALG_MAX_REQUEST);
+	       (ctx->chain || size <= AFALG_MAX_REQUEST) &&
+	       _afalg_use_kernel(alg, !enc, size);
 }
 
 /* Returns how many bytes the kernel did; after a failure, software
