@@ -35,6 +35,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -166,30 +167,93 @@ static bool section_start(const char *line, bool *afalg)
 	return true;
 }
 
+/* The old file's owner and SELinux label on the new file (before its
+ * mode: a change of owner clears set-id bits).  Where either cannot be
+ * kept, nothing is replaced. */
+static void keep_owner_label(int fd, const char *tmp, const char *path,
+			     const struct stat *st)
+{
+	static const char name[] = "security.selinux";
+	char *label, *now;
+	struct stat made;
+	ssize_t n, m;
+	int err;
+
+	/* the new file's group may be the directory's (setgid, grpid) */
+	if (fstat(fd, &made) < 0 ||
+	    ((made.st_uid != st->st_uid || made.st_gid != st->st_gid) &&
+	     fchown(fd, st->st_uid, st->st_gid) < 0)) {
+		err = errno;
+		unlink(tmp);
+		die("%s: its owner (%u:%u) cannot be kept: %s; not replaced",
+		    path, (unsigned)st->st_uid, (unsigned)st->st_gid,
+		    strerror(err));
+	}
+	n = lgetxattr(path, name, NULL, 0);
+	if (n == 0 || (n < 0 && (errno == ENODATA || errno == ENOTSUP)))
+		return;
+	label = n > 0 ? malloc(n) : NULL;
+	now = n > 0 ? malloc(n) : NULL;
+	if (n < 0 || label == NULL || now == NULL ||
+	    (n = lgetxattr(path, name, label, n)) <= 0) {
+		err = n == 0 ? ENODATA : errno;
+		unlink(tmp);
+		die("%s: its SELinux label cannot be read: %s; not replaced",
+		    path, strerror(err));
+	}
+	/* the same label already (the directory's default): nothing to set,
+	 * which needs no privilege */
+	m = fgetxattr(fd, name, now, n);
+	if ((m != n || memcmp(now, label, n) != 0) &&
+	    fsetxattr(fd, name, label, n, 0) < 0) {
+		err = errno;
+		unlink(tmp);
+		die("%s: its SELinux label (%.*s) cannot be kept: %s; not "
+		    "replaced",
+		    path, (int)strnlen(label, n), label, strerror(err));
+	}
+	free(label);
+	free(now);
+}
+
 /* Writes path anew, through a new file in its directory renamed over it,
- * whose mode it keeps: the old file's other sections and the new
- * [afalg] section (keep: the old file's sections but [afalg]). */
+ * whose owner, SELinux label and mode it keeps: the old file's other
+ * sections and the new [afalg] section (keep: the old file's sections
+ * but [afalg]). */
 static void replace_file(const char *path, bool keep, double wall_bound)
 {
 	char tmp[PATH_MAX + 16], line[4096];
 	bool in_afalg = false, afalg, newline = true;
 	struct stat st;
 	mode_t mode = 0644;
+	bool existed;
 	FILE *old = NULL, *fp;
 	int fd;
 
-	if (stat(path, &st) == 0)
+	existed = lstat(path, &st) == 0;
+	if (existed)
 		mode = st.st_mode & 07777;
 	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
 		die("%s: name too long", path);
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		die("%s: %s", tmp, strerror(errno));
+	if (existed)
+		keep_owner_label(fd, tmp, path, &st);
 	fp = fdopen(fd, "w");
-	if (fp == NULL || fchmod(fd, mode) < 0)
-		die("%s: %s", tmp, strerror(errno));
-	if (keep)
-		old = fopen(path, "re");
+	if (fp == NULL || fchmod(fd, mode) < 0) {
+		int err = errno;
+
+		unlink(tmp);
+		die("%s: %s", tmp, strerror(err));
+	}
+	/* the old file's other sections: all of them, or nothing replaced */
+	if (keep && existed && (old = fopen(path, "re")) == NULL) {
+		int err = errno;
+
+		unlink(tmp);
+		die("%s: %s; not replaced", path, strerror(err));
+	}
 	while (old != NULL && fgets(line, sizeof(line), old) != NULL) {
 		if (section_start(line, &afalg))
 			in_afalg = afalg;

@@ -418,16 +418,57 @@ check_output() {
 		fail "a file with another hard link was replaced"
 		return
 	fi
-	# Debian's plain file: replaced in place, its other sections kept
+	# Debian's plain file: replaced in place, its other sections, owner,
+	# mode and SELinux label kept (the label where this file system
+	# takes one without SELinux loaded)
 	mkdir -p "$root/etc/gnutls"
 	printf '[overrides]\ntls-disabled-version = ssl3.0\n' >"$root/etc/gnutls/config"
+	chown 65534:65534 "$root/etc/gnutls/config" 2>/dev/null
+	# (set-id and group-exec: a change of owner after the mode would
+	# clear the set-gid bit)
+	chmod 2750 "$root/etc/gnutls/config"
+	local label=system_u:object_r:etc_t:s0 labelled= before
+	before=$(stat -c %u:%g:%a "$root/etc/gnutls/config")
+	/usr/bin/python3 -c 'import os, sys; os.setxattr(sys.argv[1], "security.selinux", sys.argv[2].encode() + b"\0")' \
+		"$root/etc/gnutls/config" "$label" 2>/dev/null && labelled=1
 	if ! calibrate_to "$root/etc/gnutls/config" ||
 		! grep -q '^\[overrides\]' "$root/etc/gnutls/config" ||
 		! grep -q '^\[afalg\]' "$root/etc/gnutls/config"; then
-		fail "a plain file: $(tr '\n' '|' <"$root/etc/gnutls/config" | head -c 200)"
+		fail "a plain file: $(tr '\n' '|' <"$root/etc/gnutls/config" | head -c 200) $(tail -n 1 "$tmp/log")"
 		return
 	fi
-	pass "crypto-policies: the policy kept byte-identical, the drop-in written to local.d, update-crypto-policies advised; another link and a hard-linked file refused with one line; Debian's plain file replaced, its sections kept"
+	if [ "$(stat -c %u:%g:%a "$root/etc/gnutls/config")" != "$before" ]; then
+		fail "a plain file: owner and mode $(stat -c %u:%g:%a "$root/etc/gnutls/config"), not $before"
+		return
+	fi
+	if [ -n "$labelled" ] && [ "$(/usr/bin/python3 -c 'import os, sys; print(os.getxattr(sys.argv[1], "security.selinux").rstrip(b"\0").decode())' \
+		"$root/etc/gnutls/config" 2>&1)" != "$label" ]; then
+		fail "a plain file: its SELinux label was not kept"
+		return
+	fi
+	# a file whose owner cannot be kept (root's, in a directory nobody
+	# may write, replaced by nobody): refused, unchanged, no new file
+	# left beside it
+	local shared=$tmp/shared refused=
+	if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+		mkdir -p "$shared"
+		chmod 0755 "$tmp"
+		chown 65534:65534 "$shared"
+		printf '[overrides]\n' >"$shared/config"
+		if setpriv --reuid=65534 --regid=65534 --clear-groups \
+			env -u GNUTLS_DEBUG_LEVEL GNUTLS_SYSTEM_PRIORITY_FILE="$tmp/config" \
+			"$tool" --calibrate --drivers=default --algorithms=SHA1 \
+			--output="$shared/config" >"$tmp/out" 2>"$tmp/log" ||
+			[ "$(cat "$shared/config")" != "[overrides]" ] ||
+			[ "$(stat -c %u "$shared/config")" != 0 ] ||
+			[ "$(find "$shared" -name 'config.*' | wc -l)" != 0 ] ||
+			! grep -q "cannot be kept" "$tmp/log"; then
+			fail "a file whose owner cannot be kept: $(tail -n 1 "$tmp/log"); left: $(ls "$shared" | tr '\n' ' ')"
+			return
+		fi
+		refused="; a file whose owner cannot be kept refused, unchanged, no file left"
+	fi
+	pass "crypto-policies: the policy kept byte-identical, the drop-in written to local.d, update-crypto-policies advised; another link and a hard-linked file refused with one line; Debian's plain file replaced, its sections, owner and mode ($before)$([ -n "$labelled" ] && echo " and SELinux label kept" || echo " kept (its SELinux label not checked: this file system takes none without SELinux)")${refused:-; (not root: the refusal not checked)}"
 }
 
 checks=(startup labels variable file driver reinit fips no_files exports
