@@ -13,9 +13,10 @@
  *
  * Key exchange (the handshake is not what is measured): TLS 1.2 a
  * pre-shared key; TLS 1.3 a certificate made at start (GnuTLS 3.7 ties an
- * external PSK to SHA-256, which TLS_AES_256_GCM_SHA384 cannot use).  The client sends records of --record bytes for
- * --seconds, then closes (close_notify); the server reads until then and
- * reports its CPU time through a pipe.  Prints one line of key=value
+ * external PSK to SHA-256, which TLS_AES_256_GCM_SHA384 cannot use).
+ * The client sends records of --record bytes for --seconds, then closes
+ * (close_notify); the server reads until then and reports its CPU time
+ * through a pipe.  Prints one line of key=value
  * fields: the negotiated cipher and version, bytes, records, wall
  * seconds (from the first record sent to the server's last read), user
  * and system seconds of each end over the same span, MB/s by wall clock
@@ -27,9 +28,9 @@
  * record cipher at each end (kernel and software, from the module's
  * report; the module counts at debug level 2 only, which this program
  * then sets, with a log function that drops the lines, unless
- * GNUTLS_DEBUG_LEVEL is set).  A kTLS that GnuTLS turned on without giving the kernel the
- * keys (3.7.9 does that for ciphers it has no kTLS code for) moves no
- * TlsTxSw counter: the line says so (ktls_keys=no).
+ * GNUTLS_DEBUG_LEVEL is set).  A kTLS that GnuTLS turned on without
+ * giving the kernel the keys (3.7.9 does that for ciphers it has no kTLS
+ * code for) moves no TlsTxSw counter: the line says so (ktls_keys=no).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

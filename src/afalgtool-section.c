@@ -167,6 +167,16 @@ static bool section_start(const char *line, bool *afalg)
 	return true;
 }
 
+/* The temporary file removed, errno as it was: before die() on a failure
+ * while replacing, so that nothing is left beside the file. */
+static void drop(const char *tmp)
+{
+	int err = errno;
+
+	unlink(tmp);
+	errno = err;
+}
+
 /* The old file's owner and SELinux label on the new file (before its
  * mode: a change of owner clears set-id bits).  Where either cannot be
  * kept, nothing is replaced. */
@@ -177,17 +187,15 @@ static void keep_owner_label(int fd, const char *tmp, const char *path,
 	char *label, *now;
 	struct stat made;
 	ssize_t n, m;
-	int err;
 
 	/* the new file's group may be the directory's (setgid, grpid) */
 	if (fstat(fd, &made) < 0 ||
 	    ((made.st_uid != st->st_uid || made.st_gid != st->st_gid) &&
 	     fchown(fd, st->st_uid, st->st_gid) < 0)) {
-		err = errno;
-		unlink(tmp);
+		drop(tmp);
 		die("%s: its owner (%u:%u) cannot be kept: %s; not replaced",
 		    path, (unsigned)st->st_uid, (unsigned)st->st_gid,
-		    strerror(err));
+		    strerror(errno));
 	}
 	n = lgetxattr(path, name, NULL, 0);
 	if (n == 0 || (n < 0 && (errno == ENODATA || errno == ENOTSUP)))
@@ -196,21 +204,21 @@ static void keep_owner_label(int fd, const char *tmp, const char *path,
 	now = n > 0 ? malloc(n) : NULL;
 	if (n < 0 || label == NULL || now == NULL ||
 	    (n = lgetxattr(path, name, label, n)) <= 0) {
-		err = n == 0 ? ENODATA : errno;
-		unlink(tmp);
+		if (n == 0)
+			errno = ENODATA;
+		drop(tmp);
 		die("%s: its SELinux label cannot be read: %s; not replaced",
-		    path, strerror(err));
+		    path, strerror(errno));
 	}
 	/* the same label already (the directory's default): nothing to set,
 	 * which needs no privilege */
 	m = fgetxattr(fd, name, now, n);
 	if ((m != n || memcmp(now, label, n) != 0) &&
 	    fsetxattr(fd, name, label, n, 0) < 0) {
-		err = errno;
-		unlink(tmp);
+		drop(tmp);
 		die("%s: its SELinux label (%.*s) cannot be kept: %s; not "
 		    "replaced",
-		    path, (int)strnlen(label, n), label, strerror(err));
+		    path, (int)strnlen(label, n), label, strerror(errno));
 	}
 	free(label);
 	free(now);
@@ -242,17 +250,13 @@ static void replace_file(const char *path, bool keep, double wall_bound)
 		keep_owner_label(fd, tmp, path, &st);
 	fp = fdopen(fd, "w");
 	if (fp == NULL || fchmod(fd, mode) < 0) {
-		int err = errno;
-
-		unlink(tmp);
-		die("%s: %s", tmp, strerror(err));
+		drop(tmp);
+		die("%s: %s", tmp, strerror(errno));
 	}
 	/* the old file's other sections: all of them, or nothing replaced */
 	if (keep && existed && (old = fopen(path, "re")) == NULL) {
-		int err = errno;
-
-		unlink(tmp);
-		die("%s: %s; not replaced", path, strerror(err));
+		drop(tmp);
+		die("%s: %s; not replaced", path, strerror(errno));
 	}
 	while (old != NULL && fgets(line, sizeof(line), old) != NULL) {
 		if (section_start(line, &afalg))
@@ -268,7 +272,7 @@ static void replace_file(const char *path, bool keep, double wall_bound)
 		fputc('\n', fp);
 	write_section(fp, wall_bound);
 	if (ferror(fp) || fclose(fp) != 0 || rename(tmp, path) < 0) {
-		unlink(tmp);
+		drop(tmp);
 		die("%s: %s", path, strerror(errno));
 	}
 }
